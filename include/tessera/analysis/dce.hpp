@@ -1,0 +1,12 @@
+// dce: removes ops without effects whose results nothing uses, and for/if ops whose regions have
+// no effects and whose results nothing uses. Effects: store, print.
+// Before and after: Stage::Promoted, verified.
+#pragma once
+
+#include "tessera/ir/ir.hpp"
+
+namespace tessera::analysis {
+
+void dce(ir::Function& f);
+
+}  // namespace tessera::analysis

@@ -1,0 +1,131 @@
+// The tile IR: SSA values that are whole tiles (a dtype and a static shape; rank 0 is a scalar),
+// ops from the table in ops.def, and structured regions (one block each) for `for` and `if`,
+// whose block arguments carry loop values. Plain data: passes read and rewrite it directly, the
+// verifier states what must hold.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/dtype.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/core/shape.hpp"
+
+namespace tessera::ir {
+
+enum class OpKind : uint8_t {
+#define TESSERA_OP(E, mnemonic, nops, nres, nreg, cls) E,
+#include "tessera/ir/ops.def"
+#undef TESSERA_OP
+};
+
+enum class OpClass : uint8_t {
+  Interface, Creation, Unary, UnaryFloat, UnaryBool, Cast, Binary, BinaryBool, Compare, Select,
+  Broadcast, Reshape, Permute, Reduce, Mma, Load, Store, For, If, Yield, Print, Local,
+};
+
+struct OpInfo {
+  std::string_view mnemonic;
+  int operands;  // -1: variadic
+  int results;   // -1: variadic
+  int regions;
+  OpClass cls;
+};
+const OpInfo& op_info(OpKind k);
+inline std::string_view mnemonic(OpKind k) { return op_info(k).mnemonic; }
+
+struct Type {
+  DType dtype = DType::F32;
+  Shape shape;  // empty: a scalar
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  bool is_scalar() const { return shape.empty(); }
+  friend bool operator==(const Type&, const Type&) = default;
+};
+std::string to_string(const Type& t);  // "f32[64, 64]", "i32"
+using tessera::to_string;
+
+using ValueId = uint32_t;
+
+// Attributes. Each op kind reads the fields its row documents; the rest stay default.
+struct Attrs {
+  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions
+  int param = -1;        // which kernel parameter: scalar_param, dim, load, store
+  int var = -1;          // local_load / local_store
+  Shape shape;           // constant, iota, broadcast, reshape, load
+  std::vector<int64_t> perm;  // permute
+  double value = 0;      // constant; load's padding value
+  bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
+  DType dtype = DType::F32;  // constant, iota, cast: the result dtype
+  std::string text;      // print
+  friend bool operator==(const Attrs&, const Attrs&) = default;
+};
+
+struct Op;
+
+// A region: one block with arguments, its ops in order; it ends with a yield when it belongs to
+// a for or if.
+struct Block {
+  std::vector<ValueId> args;
+  std::vector<Op> ops;
+};
+
+struct Op {
+  OpKind kind;
+  std::vector<ValueId> operands;
+  std::vector<ValueId> results;
+  std::vector<Block> regions;
+  Attrs attrs;
+  SourceLoc loc;
+};
+
+enum class ParamKind : uint8_t { Out, In, Scalar };
+std::string_view to_string(ParamKind k);
+
+struct Param {
+  std::string name;
+  ParamKind kind;
+  DType dtype;
+  int rank = 0;      // tensors: rank of the tensor (a scalar: 0)
+  Shape tile_shape;  // Out: this block's tile, fixed by the partition
+};
+
+// Which invariants hold: right after tracing, locals may remain; after promote_locals they may not.
+enum class Stage : uint8_t { Traced, Promoted };
+
+struct Function {
+  std::string name;
+  std::vector<Param> params;
+  int grid_rank = 0;        // rank of the Out partitions, which is the grid's rank
+  std::vector<Type> values;  // type of each ValueId
+  std::vector<Type> vars;    // type of each tracer-local variable
+  Block body;
+  Stage stage = Stage::Traced;
+  SourceLoc loc;            // where the kernel is defined
+
+  const Type& type(ValueId v) const { return values.at(v); }
+  ValueId new_value(Type t) {
+    values.push_back(std::move(t));
+    return static_cast<ValueId>(values.size() - 1);
+  }
+};
+
+// Calls f(op) for every op, nested regions first-to-last in program order (pre-order).
+template <class F>
+void walk(Block& b, F&& f) {
+  for (Op& op : b.ops) {
+    f(op);
+    for (Block& r : op.regions) walk(r, f);
+  }
+}
+template <class F>
+void walk(const Block& b, F&& f) {
+  for (const Op& op : b.ops) {
+    f(op);
+    for (const Block& r : op.regions) walk(r, f);
+  }
+}
+
+}  // namespace tessera::ir

@@ -1,0 +1,244 @@
+// Kernels and launches. TESSERA_KERNEL defines a kernel object; calling it with host arguments
+// launches it. The accepted argument types come from the kernel's parameter types, so a wrong
+// argument is a compile error that says what to pass instead:
+//   Out<T, R>  <- Partition<T, R>&&   (moved in; the launch owns it until the work is done)
+//   In<T, R>   <- Tensor<T, R>        (a handle is kept until the work is done)
+//   Scalar<T>  <- a value convertible to T
+// The call returns a Future that owns every argument; .sync() waits and hands them back.
+#pragma once
+
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "tessera/runtime/launch.hpp"
+#include "tessera/runtime/tensor.hpp"
+#include "tessera/tile/control.hpp"
+
+namespace tessera {
+
+// Owns a launch's arguments until its work is done. Destroying it waits for the work.
+template <class Args>
+class [[nodiscard]] Future {
+ public:
+  Future(Args args, std::shared_ptr<runtime::Completion> done)
+      : args_(std::move(args)), done_(std::move(done)) {}
+  Future(Future&&) noexcept = default;
+  Future& operator=(Future&&) noexcept = default;
+  ~Future() {
+    if (done_) try {
+        done_->wait();
+      } catch (...) {  // the error was never asked for; the arguments are safe to drop now
+      }
+  }
+
+  // Waits, then returns the arguments (partitions, tensors, scalars) in parameter order. Throws
+  // the error of the work, if it failed.
+  Args sync() && {
+    done_->wait();
+    done_.reset();
+    return std::move(args_);
+  }
+  // The same future, kept to be waited on later; it keeps owning the arguments.
+  Future async() && { return std::move(*this); }
+  bool ready() const { return done_->ready(); }
+  void wait() const { done_->wait(); }
+  Args get() && { return std::move(*this).sync(); }
+
+ private:
+  Args args_;
+  std::shared_ptr<runtime::Completion> done_;
+};
+
+namespace runtime {
+
+template <class P>
+struct ParamTraits;
+template <Element T, int R>
+struct ParamTraits<tile::Out<T, R>> {
+  static constexpr ir::ParamKind kind = ir::ParamKind::Out;
+  using element = T;
+  static constexpr int rank = R;
+};
+template <Element T, int R>
+struct ParamTraits<tile::In<T, R>> {
+  static constexpr ir::ParamKind kind = ir::ParamKind::In;
+  using element = T;
+  static constexpr int rank = R;
+};
+template <Element T>
+struct ParamTraits<tile::Scalar<T>> {
+  static constexpr ir::ParamKind kind = ir::ParamKind::Scalar;
+  using element = T;
+  static constexpr int rank = 0;
+};
+
+template <class A>
+struct HostArg {
+  static constexpr bool tensor = false, partition = false;
+};
+template <Element T, int R>
+struct HostArg<Tensor<T, R>> {
+  static constexpr bool tensor = true, partition = false;
+  using element = T;
+  static constexpr int rank = R;
+};
+template <Element T, int R>
+struct HostArg<Partition<T, R>> {
+  static constexpr bool tensor = false, partition = true;
+  using element = T;
+  static constexpr int rank = R;
+};
+
+constexpr bool ranks_agree(int a, int b) { return a == kDynamicRank || b == kDynamicRank || a == b; }
+
+// Compile-time check of one argument against its parameter; each failure says what to pass.
+template <class P, class A>
+constexpr void check_argument() {
+  using D = std::remove_cvref_t<A>;
+  using Traits = ParamTraits<P>;
+  using H = HostArg<D>;
+  if constexpr (Traits::kind == ir::ParamKind::Out) {
+    if constexpr (H::tensor)
+      static_assert(always_false<A>,
+                    "this argument is for an Out<T> parameter, which writes disjoint tiles: pass "
+                    "a partition, std::move(t).partition(tile_shape), not a plain Tensor");
+    else if constexpr (!H::partition)
+      static_assert(always_false<A>,
+                    "this argument is for an Out<T> parameter: pass a partition, "
+                    "std::move(t).partition(tile_shape)");
+    else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>)
+      static_assert(always_false<A>,
+                    "the partition's element type differs from the kernel's Out<T> parameter");
+    else if constexpr (!ranks_agree(H::rank, Traits::rank))
+      static_assert(always_false<A>,
+                    "the partition's rank differs from the rank of the kernel's Out<T, R> parameter");
+    else if constexpr (std::is_lvalue_reference_v<A> || std::is_const_v<std::remove_reference_t<A>>)
+      static_assert(always_false<A>,
+                    "pass the partition with std::move(...): the launch owns it until the work "
+                    "is done, and .sync() hands it back");
+  } else if constexpr (Traits::kind == ir::ParamKind::In) {
+    if constexpr (H::partition)
+      static_assert(always_false<A>,
+                    "this argument is for an In<T> parameter, but a partition is an output; "
+                    "unpartition() it first to read it");
+    else if constexpr (!H::tensor)
+      static_assert(always_false<A>, "this argument is for an In<T> parameter: pass a Tensor<T>");
+    else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>)
+      static_assert(always_false<A>,
+                    "the tensor's element type differs from the kernel's In<T> parameter");
+    else if constexpr (!ranks_agree(H::rank, Traits::rank))
+      static_assert(always_false<A>,
+                    "the tensor's rank differs from the rank of the kernel's In<T, R> parameter");
+  } else {
+    if constexpr (H::tensor || H::partition || !std::is_convertible_v<D, typename Traits::element>)
+      static_assert(always_false<A>,
+                    "this argument is for a Scalar<T> parameter: pass a value convertible to T");
+  }
+}
+
+// What a launch keeps of each argument.
+template <class P, class A>
+auto take_argument(A&& a) {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) return D(std::forward<A>(a));
+  else if constexpr (ParamTraits<P>::kind == ir::ParamKind::In) return D(a);
+  else return static_cast<typename ParamTraits<P>::element>(a);
+}
+
+template <class P, class O>
+LaunchArg describe_argument(const O& owned) {
+  using Traits = ParamTraits<P>;
+  LaunchArg arg{Traits::kind, dtype_v<typename Traits::element>, Traits::rank};
+  if constexpr (Traits::kind == ir::ParamKind::Scalar) {
+    if constexpr (std::is_integral_v<O>) arg.iscalar = static_cast<int64_t>(owned);
+    else arg.scalar = static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<O>, O, float>>(owned));
+  } else {
+    arg.tensor = &owned.handle();
+    if constexpr (Traits::kind == ir::ParamKind::Out) arg.tile = owned.tile_shape();
+  }
+  return arg;
+}
+
+template <class F>
+struct KernelParams : KernelParams<decltype(&F::operator())> {};
+template <class C, class... P>
+struct KernelParams<void (C::*)(P...) const> {
+  using type = std::tuple<P...>;
+};
+
+}  // namespace runtime
+
+// A kernel: its body (a callable taking Out/In/Scalar parameters) and where it was defined.
+template <class F>
+class Kernel {
+ public:
+  using Params = typename runtime::KernelParams<F>::type;
+  static constexpr size_t arity = std::tuple_size_v<Params>;
+
+  constexpr Kernel(const char* name, const char* param_text, SourceLoc loc, F body)
+      : name_(name), param_text_(param_text), loc_(loc), body_(body) {}
+
+  template <class... Args>
+  auto operator()(Args&&... args) const {
+    static_assert(sizeof...(Args) == arity,
+                  "wrong number of arguments for this kernel: pass one per kernel parameter");
+    return launch(std::make_index_sequence<arity>{}, std::forward<Args>(args)...);
+  }
+
+  const char* name() const { return name_; }
+
+ private:
+  template <size_t I>
+  using P = std::tuple_element_t<I, Params>;
+
+  template <size_t... I, class... Args>
+  auto launch(std::index_sequence<I...>, Args&&... args) const {
+    (runtime::check_argument<P<I>, Args>(), ...);
+    auto owned = std::tuple{runtime::take_argument<P<I>>(std::forward<Args>(args))...};
+    std::vector<runtime::LaunchArg> described{
+        runtime::describe_argument<P<I>>(std::get<I>(owned))...};
+    const runtime::KernelSite site{this, name_, param_text_, loc_};
+    auto done = runtime::launch(site, described, [this](std::vector<ir::Param> params) {
+      return tile::detail::trace(name_, std::move(params), loc_, [this] {
+        // Braced initialisation makes the parameters (and their IR) in declaration order.
+        std::tuple<P<I>...> values{P<I>(tile::detail::ParamTag{static_cast<int>(I)})...};
+        std::apply(body_, std::move(values));
+      });
+    }, loc_);
+    return Future<decltype(owned)>(std::move(owned), std::move(done));
+  }
+
+  const char* name_;
+  const char* param_text_;
+  SourceLoc loc_;
+  F body_;
+};
+
+namespace runtime {
+struct KernelMaker {
+  const char* name;
+  const char* param_text;
+  SourceLoc loc;
+  template <class F>
+  constexpr Kernel<F> operator->*(F body) const {
+    return Kernel<F>(name, param_text, loc, body);
+  }
+};
+}  // namespace runtime
+
+}  // namespace tessera
+
+// Defines kernel `name`. The body runs once per tile block (traced once per specialization):
+//
+//   TESSERA_KERNEL(add, Out<float> z, In<float> x, In<float> y) {
+//     z.store(load_like(x, z) + load_like(y, z));
+//   };
+//
+// The definition ends with a semicolon (it is a variable). Put `template <...>` in front for
+// kernels with compile-time parameters such as tile sizes, and call them as gemm<128, 64>(...).
+#define TESSERA_KERNEL(name, ...)                                                   \
+  inline constexpr auto name =                                                      \
+      ::tessera::runtime::KernelMaker{#name, #__VA_ARGS__, ::tessera::SourceLoc::current()} \
+          ->*[](__VA_ARGS__) -> void

@@ -1,0 +1,223 @@
+// Host-side tensors. Tensor<T, R> is a typed handle (R: a rank fixed at compile time, or
+// kDynamicRank); copies share storage. Partition<T, R> is an output cut into disjoint tiles: it is
+// made by consuming the only handle to its storage, so nothing else can read or write that
+// storage while kernels write it, and it is turned back into a Tensor by unpartition().
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/runtime/tensor_handle.hpp"
+
+namespace tessera {
+
+template <Element T, int R = kDynamicRank>
+class Tensor;
+template <Element T, int R = kDynamicRank>
+class Partition;
+
+namespace runtime {
+// Checks that `h` may be partitioned into tiles of `tile` and returns the grid.
+Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc);
+template <class...>
+inline constexpr bool always_false = false;
+// Access for the launcher, which moves handles in and out of typed tensors.
+struct HandleAccess {
+  template <class X>
+  static TensorHandle& of(X& x) {
+    return x.handle_;
+  }
+  template <class X>
+  static X make(TensorHandle h, Shape tile = {}) {
+    if constexpr (requires { X::kIsPartition; }) return X(std::move(h), std::move(tile));
+    else return X(std::move(h));
+  }
+};
+}  // namespace runtime
+
+template <Element T, int R>
+class Tensor {
+ public:
+  using element_type = T;
+  static constexpr int static_rank = R;
+
+  Tensor() = default;  // empty: holds nothing, like a moved-from tensor
+  // A dynamic-rank tensor from a static-rank one (shares the storage).
+  template <int R2>
+    requires(R == kDynamicRank && R2 != kDynamicRank)
+  Tensor(const Tensor<T, R2>& other) : handle_(other.handle()) {}  // NOLINT
+  // A static-rank tensor from a dynamic-rank one; the rank is checked.
+  template <int R2>
+    requires(R != kDynamicRank && R2 == kDynamicRank)
+  explicit Tensor(const Tensor<T, R2>& other,
+                  std::source_location l = std::source_location::current())
+      : handle_(other.handle()) {
+    if (handle_.rank() != R)
+      fail_at<UsageError>(l, "a tensor of rank ", handle_.rank(), " cannot be a Tensor of rank ",
+                          R);
+  }
+
+  const Shape& shape() const { return alive().shape(); }
+  int64_t dim(int axis) const { return alive().shape().at(axis); }
+  int rank() const { return alive().rank(); }
+  int64_t numel() const { return alive().numel(); }
+  Device device() const { return alive().device(); }
+  DType dtype() const { return dtype_v<T>; }
+  bool empty() const { return handle_.empty(); }
+  const runtime::TensorHandle& handle() const { return handle_; }
+
+  // The elements in row-major order.
+  std::vector<T> to_vector(std::source_location l = std::source_location::current()) const {
+    handle_.check_alive(l);
+    std::vector<T> out(static_cast<size_t>(handle_.numel()));
+    handle_.read_to_host(out.data());
+    return out;
+  }
+  // A view of [begin, end) along `axis`; it shares the storage.
+  Tensor slice(int axis, int64_t begin, int64_t end,
+               std::source_location l = std::source_location::current()) const {
+    return Tensor(handle_.slice(axis, begin, end, l));
+  }
+
+  // Cuts the tensor into tiles of `tile` (ragged edge tiles allowed). Consumes the tensor, which
+  // must be the only handle to its storage.
+  template <size_t N>
+  Partition<T, R> partition(const int64_t (&tile)[N],
+                            std::source_location l = std::source_location::current()) && {
+    static_assert(R == kDynamicRank || static_cast<int>(N) == R,
+                  "partition(): the tile shape must have one extent per axis of the tensor");
+    return std::move(*this).partition(Shape(tile, tile + N), l);
+  }
+  Partition<T, R> partition(Shape tile,
+                            std::source_location l = std::source_location::current()) && {
+    runtime::check_partition(handle_, tile, l);
+    return Partition<T, R>(std::move(handle_), std::move(tile));
+  }
+  template <class... A>
+  void partition(A&&...) const& {
+    static_assert(runtime::always_false<A...>,
+                  "partition() consumes the tensor, so that no other handle can reach the "
+                  "storage that kernels will write: write std::move(t).partition(tile)");
+  }
+
+ private:
+  friend struct runtime::HandleAccess;
+  template <Element, int>
+  friend class Partition;
+  template <Element, int>
+  friend class Tensor;
+  explicit Tensor(runtime::TensorHandle h) : handle_(std::move(h)) {}
+  const runtime::TensorHandle& alive() const {
+    handle_.check_alive();
+    return handle_;
+  }
+  runtime::TensorHandle handle_;
+};
+
+template <Element T, int R>
+class Partition {
+ public:
+  using element_type = T;
+  static constexpr int static_rank = R;
+  static constexpr bool kIsPartition = true;
+
+  const Shape& shape() const { return alive().shape(); }
+  const Shape& tile_shape() const { return tile_; }
+  // Tiles along each axis: ceil(extent / tile).
+  Shape grid() const {
+    Shape g;
+    for (size_t d = 0; d < tile_.size(); ++d) g.push_back(ceil_div(shape()[d], tile_[d]));
+    return g;
+  }
+  Device device() const { return alive().device(); }
+  const runtime::TensorHandle& handle() const { return handle_; }
+
+  // The whole tensor again.
+  Tensor<T, R> unpartition() && {
+    handle_.check_alive();
+    return Tensor<T, R>(std::move(handle_));
+  }
+
+ private:
+  friend struct runtime::HandleAccess;
+  friend class Tensor<T, R>;
+  Partition(runtime::TensorHandle h, Shape tile) : handle_(std::move(h)), tile_(std::move(tile)) {}
+  const runtime::TensorHandle& alive() const {
+    handle_.check_alive();
+    return handle_;
+  }
+  runtime::TensorHandle handle_;
+  Shape tile_;
+};
+
+// ---- creation ------------------------------------------------------------------------------
+
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> empty(const int64_t (&shape)[N], Device device = default_device()) {
+  return runtime::HandleAccess::make<Tensor<T, static_cast<int>(N)>>(
+      runtime::TensorHandle::allocate(dtype_v<T>, Shape(shape, shape + N), device));
+}
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> full(const int64_t (&shape)[N], T value,
+                                    Device device = default_device()) {
+  auto t = empty<T>(shape, device);
+  t.handle().fill(static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(value)));
+  return t;
+}
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> zeros(const int64_t (&shape)[N], Device device = default_device()) {
+  return full<T>(shape, T(0), device);
+}
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> ones(const int64_t (&shape)[N], Device device = default_device()) {
+  return full<T>(shape, T(1), device);
+}
+// 0, 1, ..., n-1.
+template <Element T>
+Tensor<T, 1> arange(int64_t n, Device device = default_device()) {
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = T(static_cast<float>(i));
+  auto t = empty<T>({n}, device);
+  t.handle().write_from_host(v.data());
+  return t;
+}
+// A tensor of `shape` holding `data` (row-major).
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> from_host(std::span<const T> data, const int64_t (&shape)[N],
+                                         Device device = default_device(),
+                                         std::source_location l = std::source_location::current()) {
+  auto t = empty<T>(shape, device);
+  if (static_cast<int64_t>(data.size()) != t.numel())
+    fail_at<UsageError>(l, "from_host: ", data.size(), " values for a tensor of shape ",
+                        to_string(t.shape()), " (", t.numel(), " elements)");
+  t.handle().write_from_host(data.data());
+  return t;
+}
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> from_host(const std::vector<T>& data, const int64_t (&shape)[N],
+                                         Device device = default_device(),
+                                         std::source_location l = std::source_location::current()) {
+  return from_host<T, N>(std::span<const T>(data), shape, device, l);
+}
+template <Element T>
+Tensor<T, 1> from_host(const std::vector<T>& data, Device device = default_device()) {
+  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device);
+}
+
+// Memory the caller owns and keeps alive for as long as the tensor (and every launch using it)
+// lives. Unchecked: two wraps of one buffer are two storages, so the launcher also checks the
+// address ranges of outputs against every other argument.
+template <Element T, size_t N>
+Tensor<T, static_cast<int>(N)> wrap_unowned_unchecked(T* data, const int64_t (&shape)[N],
+                                                      Device device = Device::cpu()) {
+  Shape s(shape, shape + N);
+  auto storage = std::make_shared<runtime::Storage>(
+      device, static_cast<void*>(data), static_cast<size_t>(numel(s)) * sizeof(T));
+  Shape strides = row_major_strides(s);
+  return runtime::HandleAccess::make<Tensor<T, static_cast<int>(N)>>(
+      runtime::TensorHandle(std::move(storage), dtype_v<T>, std::move(s), std::move(strides), 0));
+}
+
+}  // namespace tessera

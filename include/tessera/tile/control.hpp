@@ -1,0 +1,56 @@
+// Control flow and printing in kernels. Bodies are C++ lambdas; they run once, at trace time, and
+// record a region. Tile variables declared outside a body may be read and reassigned inside it:
+// the tracer turns them into loop-carried values (see trace.hpp).
+#pragma once
+
+#include <functional>
+#include <type_traits>
+
+#include "tessera/tile/params.hpp"
+
+namespace tessera::tile {
+
+// for (i = begin; i < end; i += step) body(i). `begin`, `end` and `step` may be constants or Index
+// values computed in the kernel.
+template <class F>
+  requires std::is_invocable_v<F, Index>
+void for_range(IndexArg begin, IndexArg end, IndexArg step, F&& body) {
+  detail::trace_for(
+      begin.get(), end.get(), step.get(),
+      [&](ir::ValueId iv) { body(Index(iv)); }, begin.loc);
+}
+template <class F>
+  requires std::is_invocable_v<F, Index>
+void for_range(IndexArg begin, IndexArg end, F&& body) {
+  SourceLoc loc = begin.loc;
+  detail::trace_for(
+      begin.get(), end.get(), detail::emit_constant(DType::I32, 1, loc),
+      [&](ir::ValueId iv) { body(Index(iv)); }, loc);
+}
+
+// if (cond) then_body() else else_body(); cond is a bool scalar.
+template <class F, class G = std::nullptr_t>
+void if_(At<Tile<bool>> cond, F&& then_body, G&& else_body = nullptr) {
+  std::function<void()> otherwise;
+  if constexpr (!std::is_same_v<std::decay_t<G>, std::nullptr_t>) otherwise = else_body;
+  detail::trace_if(cond.value.value(cond.loc), then_body, otherwise, cond.loc);
+}
+
+// A format string whose location is the caller's.
+struct Format {
+  Format(const char* text, std::source_location l = std::source_location::current())  // NOLINT
+      : text(text), loc(l) {}
+  const char* text;
+  SourceLoc loc;
+};
+
+// Prints from every tile block; each `{}` in the format takes the next scalar. Lines from one
+// block appear whole, in an unspecified order across blocks.
+template <Element... Ts>
+void print(Format fmt, const Tile<Ts>&... values) {
+  ir::Attrs a;
+  a.text = fmt.text;
+  detail::emit(ir::OpKind::Print, {values.value(fmt.loc)...}, a, fmt.loc);
+}
+
+}  // namespace tessera::tile

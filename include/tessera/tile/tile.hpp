@@ -1,0 +1,285 @@
+// Tile values of the kernel DSL. A Tile<T> is a whole tile of T with a shape fixed at trace time
+// (rank 0: a scalar). Operations on tiles record IR; nothing is computed while tracing. Every
+// operation records the caller's source line, so errors point at the user's kernel.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <source_location>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/core/dtype.hpp"
+#include "tessera/tile/trace.hpp"
+
+namespace tessera::tile {
+
+// A value with the location of the call that produced it. Operators take their first operand as
+// At<...> so that the implicit conversion, evaluated at the call site, records the user's line.
+template <class V>
+struct At {
+  const V& value;
+  SourceLoc loc;
+  At(const V& v, std::source_location l = std::source_location::current())  // NOLINT
+      : value(v), loc(l) {}
+};
+
+template <Element T>
+class Tile;
+
+using Index = Tile<int32_t>;  // tile coordinates, loop counters: i32 scalars
+
+namespace detail {
+template <class T>
+Tile<T> wrap(ir::ValueId v);
+}  // namespace detail
+
+template <Element T>
+class Tile : public detail::Traced {
+ public:
+  using element_type = T;
+
+  Tile(const Tile& other, std::source_location l = std::source_location::current())
+      : Traced(other, l) {}
+  Tile(Tile&&) noexcept = default;
+  Tile& operator=(const Tile&) = default;
+  Tile& operator=(Tile&&) = default;
+  ~Tile() = default;
+
+  // The static shape (empty for a scalar) and rank.
+  const Shape& shape() const { return type().shape; }
+  int rank() const { return type().rank(); }
+
+  // Tiles made from nothing. (Kernel-side; host tensors are made by tessera::zeros/full.)
+  static Tile full(Shape shape, T value, std::source_location l = std::source_location::current()) {
+    ir::Attrs a;
+    a.dtype = dtype_v<T>;
+    a.shape = std::move(shape);
+    a.value = to_double(value);
+    return Tile(detail::emit(ir::OpKind::Constant, {}, a, l));
+  }
+  static Tile zeros(Shape shape, std::source_location l = std::source_location::current()) {
+    return full(std::move(shape), T(0), l);
+  }
+  // Each element holds its index along `axis`.
+  static Tile iota(Shape shape, int axis = -1,
+                   std::source_location l = std::source_location::current()) {
+    ir::Attrs a;
+    a.dtype = dtype_v<T>;
+    a.axis = axis < 0 ? static_cast<int>(shape.size()) + axis : axis;
+    a.shape = std::move(shape);
+    return Tile(detail::emit(ir::OpKind::Iota, {}, a, l));
+  }
+
+  Tile reshape(Shape shape, std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.shape = std::move(shape);
+    return Tile(detail::emit(ir::OpKind::Reshape, {get(l)}, a, l));
+  }
+  Tile permute(std::vector<int64_t> order,
+               std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.perm = std::move(order);
+    return Tile(detail::emit(ir::OpKind::Permute, {get(l)}, a, l));
+  }
+  // Swaps the last two axes.
+  Tile transpose(std::source_location l = std::source_location::current()) const {
+    std::vector<int64_t> order(static_cast<size_t>(rank()));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+    if (order.size() >= 2) std::swap(order[order.size() - 1], order[order.size() - 2]);
+    return permute(std::move(order), l);
+  }
+  // numpy rules: missing leading axes are added, extent-1 axes stretched.
+  Tile broadcast_to(const Shape& shape,
+                    std::source_location l = std::source_location::current()) const {
+    return Tile(detail::emit_broadcast_to(get(l), shape, l));
+  }
+  template <Element U>
+  Tile<U> cast(std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.dtype = dtype_v<U>;
+    return detail::wrap<U>(detail::emit(ir::OpKind::Cast, {get(l)}, a, l));
+  }
+
+  // Arithmetic and comparisons, with numpy-style broadcasting; a plain T operand is a scalar.
+#define TESSERA_TILE_BINARY(op, kind, Result)                                                   \
+  friend Result operator op(At<Tile> a, const Tile& b) {                                       \
+    return Result(detail::emit_binary(ir::OpKind::kind, a.value.get(a.loc), b.get(a.loc),     \
+                                      a.loc));                                                 \
+  }                                                                                            \
+  friend Result operator op(At<Tile> a, T b) {                                                 \
+    return Result(detail::emit_binary(ir::OpKind::kind, a.value.get(a.loc),                    \
+                                      detail::emit_constant(dtype_v<T>, to_double(b), a.loc), \
+                                      a.loc));                                                 \
+  }                                                                                            \
+  friend Result operator op(T a, At<Tile> b) {                                                 \
+    return Result(detail::emit_binary(ir::OpKind::kind,                                        \
+                                      detail::emit_constant(dtype_v<T>, to_double(a), b.loc), \
+                                      b.value.get(b.loc), b.loc));                             \
+  }
+  TESSERA_TILE_BINARY(+, Add, Tile)
+  TESSERA_TILE_BINARY(-, Sub, Tile)
+  TESSERA_TILE_BINARY(*, Mul, Tile)
+  TESSERA_TILE_BINARY(/, Div, Tile)
+  TESSERA_TILE_BINARY(==, CmpEq, Tile<bool>)
+  TESSERA_TILE_BINARY(!=, CmpNe, Tile<bool>)
+  TESSERA_TILE_BINARY(<, CmpLt, Tile<bool>)
+  TESSERA_TILE_BINARY(<=, CmpLe, Tile<bool>)
+  TESSERA_TILE_BINARY(>, CmpGt, Tile<bool>)
+  TESSERA_TILE_BINARY(>=, CmpGe, Tile<bool>)
+  TESSERA_TILE_BINARY(&, And, Tile)
+  TESSERA_TILE_BINARY(|, Or, Tile)
+#undef TESSERA_TILE_BINARY
+
+  friend Tile operator-(At<Tile> a) {
+    return Tile(detail::emit(ir::OpKind::Neg, {a.value.get(a.loc)}, {}, a.loc));
+  }
+  friend Tile operator!(At<Tile> a) {
+    return Tile(detail::emit(ir::OpKind::Not, {a.value.get(a.loc)}, {}, a.loc));
+  }
+  Tile& operator+=(const Tile& b) { return *this = *this + b; }
+  Tile& operator-=(const Tile& b) { return *this = *this - b; }
+  Tile& operator*=(const Tile& b) { return *this = *this * b; }
+  Tile& operator/=(const Tile& b) { return *this = *this / b; }
+
+  // The SSA value at the current point of the trace (for library code that emits ops).
+  ir::ValueId value(SourceLoc loc = {}) const { return get(loc); }
+
+  explicit Tile(ir::ValueId v) : Traced(v) {}
+
+ private:
+  static double to_double(T v) {
+    if constexpr (std::is_same_v<T, bool>) return v ? 1.0 : 0.0;
+    else if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
+    else return static_cast<double>(static_cast<float>(v));  // half, bfloat16
+  }
+};
+
+namespace detail {
+template <class T>
+Tile<T> wrap(ir::ValueId v) {
+  return Tile<T>(v);
+}
+}  // namespace detail
+
+// ---- free functions -----------------------------------------------------------------------
+
+#define TESSERA_TILE_UNARY(name, kind)                                                   \
+  template <Element T>                                                                   \
+  Tile<T> name(const Tile<T>& x, std::source_location l = std::source_location::current()) { \
+    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, {}, l));                \
+  }
+TESSERA_TILE_UNARY(exp, Exp)
+TESSERA_TILE_UNARY(log, Log)
+TESSERA_TILE_UNARY(sqrt, Sqrt)
+TESSERA_TILE_UNARY(rsqrt, Rsqrt)
+TESSERA_TILE_UNARY(tanh, Tanh)
+TESSERA_TILE_UNARY(sin, Sin)
+TESSERA_TILE_UNARY(cos, Cos)
+TESSERA_TILE_UNARY(abs, Abs)
+#undef TESSERA_TILE_UNARY
+
+template <Element T>
+Tile<T> maximum(const Tile<T>& a, const Tile<T>& b,
+                std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_binary(ir::OpKind::Max, a.value(l), b.value(l), l));
+}
+template <Element T>
+Tile<T> maximum(const Tile<T>& a, std::type_identity_t<T> b,
+                std::source_location l = std::source_location::current()) {
+  return maximum(a, Tile<T>::full({}, b, l), l);
+}
+template <Element T>
+Tile<T> minimum(const Tile<T>& a, const Tile<T>& b,
+                std::source_location l = std::source_location::current()) {
+  return Tile<T>(detail::emit_binary(ir::OpKind::Min, a.value(l), b.value(l), l));
+}
+template <Element T>
+Tile<T> minimum(const Tile<T>& a, std::type_identity_t<T> b,
+                std::source_location l = std::source_location::current()) {
+  return minimum(a, Tile<T>::full({}, b, l), l);
+}
+
+// a where cond, else b; the three are broadcast to one shape.
+template <Element T>
+Tile<T> select(const Tile<bool>& cond, const Tile<T>& a, const Tile<T>& b,
+               std::source_location l = std::source_location::current()) {
+  ir::ValueId av = a.value(l), bv = b.value(l), cv = cond.value(l);
+  // Broadcast all three to the shape an elementwise op over them would have.
+  const ir::ValueId ab = detail::emit_binary(ir::OpKind::Add, av, bv, l);  // only for its shape
+  const Shape shape = detail::type_of(ab).shape;
+  av = detail::emit_broadcast_to(av, shape, l);
+  bv = detail::emit_broadcast_to(bv, shape, l);
+  cv = detail::emit_broadcast_to(cv, shape, l);
+  return Tile<T>(detail::emit(ir::OpKind::Select, {cv, av, bv}, {}, l));
+}
+template <Element T>
+Tile<T> select(const Tile<bool>& cond, const Tile<T>& a, std::type_identity_t<T> b,
+               std::source_location l = std::source_location::current()) {
+  return select(cond, a, Tile<T>::full({}, b, l), l);
+}
+template <Element T>
+Tile<T> where(const Tile<bool>& cond, const Tile<T>& a, const Tile<T>& b,
+              std::source_location l = std::source_location::current()) {
+  return select(cond, a, b, l);
+}
+
+template <Element U, Element T>
+Tile<U> cast(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return x.template cast<U>(l);
+}
+template <Element T>
+Tile<T> broadcast(const Tile<T>& x, const Shape& shape,
+                  std::source_location l = std::source_location::current()) {
+  return x.broadcast_to(shape, l);
+}
+template <Element T>
+Tile<T> reshape(const Tile<T>& x, Shape shape,
+                std::source_location l = std::source_location::current()) {
+  return x.reshape(std::move(shape), l);
+}
+template <Element T>
+Tile<T> permute(const Tile<T>& x, std::vector<int64_t> order,
+                std::source_location l = std::source_location::current()) {
+  return x.permute(std::move(order), l);
+}
+template <Element T>
+Tile<T> transpose(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return x.transpose(l);
+}
+template <Element T>
+Tile<T> zeros_like(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<T>::zeros(x.shape(), l);
+}
+template <Element T>
+Tile<T> full_like(const Tile<T>& x, T v, std::source_location l = std::source_location::current()) {
+  return Tile<T>::full(x.shape(), v, l);
+}
+template <Element T>
+Tile<T> iota(Shape shape, int axis = -1, std::source_location l = std::source_location::current()) {
+  return Tile<T>::iota(std::move(shape), axis, l);
+}
+
+// Reductions along `axis` (negative counts from the end). The axis stays, with extent 1, so the
+// result broadcasts back against its input: x - max(x, 1).
+#define TESSERA_TILE_REDUCE(name, kind)                                                   \
+  template <Element T>                                                                    \
+  Tile<T> name(const Tile<T>& x, int axis,                                                \
+               std::source_location l = std::source_location::current()) {                \
+    ir::Attrs a;                                                                          \
+    a.axis = axis < 0 ? x.rank() + axis : axis;                                           \
+    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, a, l));                  \
+  }
+TESSERA_TILE_REDUCE(sum, ReduceSum)
+TESSERA_TILE_REDUCE(max, ReduceMax)
+TESSERA_TILE_REDUCE(min, ReduceMin)
+#undef TESSERA_TILE_REDUCE
+
+// a[M,K] @ b[K,N] + acc[M,N], accumulated in acc's type (tensor cores on the GPU).
+template <Element A, Element C>
+Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& acc,
+            std::source_location l = std::source_location::current()) {
+  return Tile<C>(detail::emit(ir::OpKind::Mma, {a.value(l), b.value(l), acc.value(l)}, {}, l));
+}
+
+}  // namespace tessera::tile

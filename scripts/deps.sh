@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the build dependencies with apt-get when they are missing and we are root.
+set -euo pipefail
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v g++ >/dev/null || need+=(g++)
+[ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "scripts/deps.sh: installing ${need[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "scripts/deps.sh: missing ${need[*]}; install them (as root: apt-get install ${need[*]})" >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,47 @@
+#include "tessera/analysis/dce.hpp"
+
+#include <algorithm>
+
+namespace tessera::analysis {
+namespace {
+
+bool has_effect(const ir::Op& op) {
+  bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::Print ||
+                op.kind == ir::OpKind::Yield;
+  for (const ir::Block& r : op.regions)
+    ir::walk(r, [&](const ir::Op& o) {
+      effect |= o.kind == ir::OpKind::Store || o.kind == ir::OpKind::Print;
+    });
+  return effect;
+}
+
+void count_uses(const ir::Block& b, std::vector<int>& uses) {
+  ir::walk(b, [&](const ir::Op& op) {
+    for (ir::ValueId v : op.operands) ++uses[v];
+  });
+}
+
+bool sweep(ir::Block& b, const std::vector<int>& uses) {
+  bool changed = false;
+  for (ir::Op& op : b.ops)
+    for (ir::Block& r : op.regions) changed |= sweep(r, uses);
+  const auto dead = [&](const ir::Op& op) {
+    return !has_effect(op) &&
+           std::none_of(op.results.begin(), op.results.end(), [&](ir::ValueId v) { return uses[v] > 0; });
+  };
+  const size_t before = b.ops.size();
+  b.ops.erase(std::remove_if(b.ops.begin(), b.ops.end(), dead), b.ops.end());
+  return changed || b.ops.size() != before;
+}
+
+}  // namespace
+
+void dce(ir::Function& f) {
+  for (bool changed = true; changed;) {
+    std::vector<int> uses(f.values.size(), 0);
+    count_uses(f.body, uses);
+    changed = sweep(f.body, uses);
+  }
+}
+
+}  // namespace tessera::analysis

@@ -1,0 +1,408 @@
+#include "tessera/backend/cpu/interpreter.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "tessera/backend/cpu/elements.hpp"
+
+namespace tessera::backend::cpu {
+namespace {
+
+using ir::OpKind;
+using ir::ValueId;
+
+// A tile value: elements in row-major order, held as doubles already rounded to `dtype`.
+struct TileData {
+  DType dtype = DType::F32;
+  Shape shape;
+  std::vector<double> v;
+};
+
+struct BlockState {
+  const ir::Function& f;
+  const LaunchArgs& args;
+  Shape coord;                    // this block's coordinate in the grid
+  std::vector<TileData> values;   // indexed by ValueId
+  std::string printed;            // this block's print output, flushed whole
+};
+
+// Visits every multi-index of `shape` in row-major order.
+template <class F>
+void for_each_index(const Shape& shape, F&& f) {
+  const size_t rank = shape.size();
+  if (numel(shape) == 0) return;
+  Shape idx(rank, 0);
+  for (int64_t flat = 0, n = numel(shape); flat < n; ++flat) {
+    f(idx, flat);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+class Interpreter {
+ public:
+  Interpreter(const ir::Function& f, const LaunchArgs& args) : f_(f), args_(args) {}
+
+  void run_block(const Shape& coord, std::string& printed) {
+    BlockState s{f_, args_, coord, std::vector<TileData>(f_.values.size()), {}};
+    block(s, f_.body);
+    printed = std::move(s.printed);
+  }
+
+ private:
+  // Runs the ops of b; returns the yielded values when b ends in a yield.
+  std::vector<TileData> block(BlockState& s, const ir::Block& b) {
+    for (const ir::Op& op : b.ops) {
+      if (op.kind == OpKind::Yield) {
+        std::vector<TileData> out;
+        for (ValueId v : op.operands) out.push_back(s.values[v]);
+        return out;
+      }
+      this->op(s, op);
+    }
+    return {};
+  }
+
+  const TileData& in(BlockState& s, const ir::Op& op, size_t i) { return s.values[op.operands[i]]; }
+  TileData& out(BlockState& s, const ir::Op& op) {
+    TileData& r = s.values[op.results[0]];
+    const ir::Type& t = f_.type(op.results[0]);
+    r.dtype = t.dtype;
+    r.shape = t.shape;
+    r.v.assign(static_cast<size_t>(numel(t.shape)), 0.0);
+    return r;
+  }
+  static double scalar(const TileData& t) { return t.v.at(0); }
+
+  // Elementwise ops: f over the operands' elements, rounded to the result dtype.
+  template <class F>
+  void map(BlockState& s, const ir::Op& op, F f) {
+    const TileData& x = in(s, op, 0);
+    TileData& r = out(s, op);
+    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = round_to(r.dtype, f(x.v[i]));
+  }
+  template <class F>
+  void zip(BlockState& s, const ir::Op& op, F f) {
+    const TileData& x = in(s, op, 0);
+    const TileData& y = in(s, op, 1);
+    TileData& r = out(s, op);
+    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = round_to(r.dtype, f(x.v[i], y.v[i]));
+  }
+
+  void op(BlockState& s, const ir::Op& op) {
+    const ir::Attrs& a = op.attrs;
+    switch (op.kind) {
+      case OpKind::TileIndex:
+        out(s, op).v[0] = static_cast<double>(s.coord.at(a.axis));
+        return;
+      case OpKind::NumTiles:
+        out(s, op).v[0] = static_cast<double>(args_.grid.at(a.axis));
+        return;
+      case OpKind::ScalarParam: {
+        const ArgValue& arg = args_.args.at(a.param);
+        const DType t = f_.params[a.param].dtype;
+        out(s, op).v[0] = round_to(t, is_float(t) ? arg.scalar : static_cast<double>(arg.iscalar));
+        return;
+      }
+      case OpKind::Dim:
+        out(s, op).v[0] = static_cast<double>(args_.args.at(a.param).tensor.shape.at(a.axis));
+        return;
+      case OpKind::Constant: {
+        TileData& r = out(s, op);
+        std::fill(r.v.begin(), r.v.end(), round_to(r.dtype, a.value));
+        return;
+      }
+      case OpKind::Iota: {
+        TileData& r = out(s, op);
+        for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+          r.v[flat] = round_to(r.dtype, static_cast<double>(idx[a.axis]));
+        });
+        return;
+      }
+      case OpKind::Neg: return map(s, op, [](double x) { return -x; });
+      case OpKind::Exp: return map(s, op, [](double x) { return std::exp(x); });
+      case OpKind::Log: return map(s, op, [](double x) { return std::log(x); });
+      case OpKind::Sqrt: return map(s, op, [](double x) { return std::sqrt(x); });
+      case OpKind::Rsqrt: return map(s, op, [](double x) { return 1.0 / std::sqrt(x); });
+      case OpKind::Tanh: return map(s, op, [](double x) { return std::tanh(x); });
+      case OpKind::Sin: return map(s, op, [](double x) { return std::sin(x); });
+      case OpKind::Cos: return map(s, op, [](double x) { return std::cos(x); });
+      case OpKind::Abs: return map(s, op, [](double x) { return std::fabs(x); });
+      case OpKind::Not: return map(s, op, [](double x) { return x != 0 ? 0.0 : 1.0; });
+      case OpKind::Cast: {
+        const TileData& x = in(s, op, 0);
+        TileData& r = out(s, op);
+        for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = convert(x.dtype, r.dtype, x.v[i]);
+        return;
+      }
+      case OpKind::Add: return zip(s, op, [](double x, double y) { return x + y; });
+      case OpKind::Sub: return zip(s, op, [](double x, double y) { return x - y; });
+      case OpKind::Mul: return zip(s, op, [](double x, double y) { return x * y; });
+      case OpKind::Div: {
+        const bool fp = is_float(in(s, op, 0).dtype);
+        // Integer division truncates; by zero it gives 0 (defined here, unlike C++).
+        return zip(s, op, [fp](double x, double y) {
+          return fp ? x / y : (y == 0 ? 0.0 : std::trunc(x / y));
+        });
+      }
+      case OpKind::Max:
+        return zip(s, op, [](double x, double y) {
+          return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+        });
+      case OpKind::Min:
+        return zip(s, op, [](double x, double y) {
+          return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+        });
+      case OpKind::And: {
+        const bool boolean = in(s, op, 0).dtype == DType::Bool;
+        return zip(s, op, [boolean](double x, double y) {
+          return boolean ? double(x != 0 && y != 0)
+                         : double(static_cast<int64_t>(x) & static_cast<int64_t>(y));
+        });
+      }
+      case OpKind::Or: {
+        const bool boolean = in(s, op, 0).dtype == DType::Bool;
+        return zip(s, op, [boolean](double x, double y) {
+          return boolean ? double(x != 0 || y != 0)
+                         : double(static_cast<int64_t>(x) | static_cast<int64_t>(y));
+        });
+      }
+      case OpKind::CmpEq: return zip(s, op, [](double x, double y) { return double(x == y); });
+      case OpKind::CmpNe: return zip(s, op, [](double x, double y) { return double(x != y); });
+      case OpKind::CmpLt: return zip(s, op, [](double x, double y) { return double(x < y); });
+      case OpKind::CmpLe: return zip(s, op, [](double x, double y) { return double(x <= y); });
+      case OpKind::CmpGt: return zip(s, op, [](double x, double y) { return double(x > y); });
+      case OpKind::CmpGe: return zip(s, op, [](double x, double y) { return double(x >= y); });
+      case OpKind::Select: {
+        const TileData& c = in(s, op, 0);
+        const TileData& x = in(s, op, 1);
+        const TileData& y = in(s, op, 2);
+        TileData& r = out(s, op);
+        for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = c.v[i] != 0 ? x.v[i] : y.v[i];
+        return;
+      }
+      case OpKind::Broadcast: {
+        const TileData& x = in(s, op, 0);
+        TileData& r = out(s, op);
+        const Shape xs = row_major_strides(x.shape);
+        for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+          int64_t src = 0;
+          for (size_t d = 0; d < idx.size(); ++d) src += (x.shape[d] == 1 ? 0 : idx[d]) * xs[d];
+          r.v[flat] = x.v[src];
+        });
+        return;
+      }
+      case OpKind::Reshape: {
+        const TileData& x = in(s, op, 0);
+        out(s, op).v = x.v;
+        return;
+      }
+      case OpKind::Permute: {
+        const TileData& x = in(s, op, 0);
+        TileData& r = out(s, op);
+        const Shape xs = row_major_strides(x.shape);
+        for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+          int64_t src = 0;
+          for (size_t d = 0; d < idx.size(); ++d) src += idx[d] * xs[a.perm[d]];
+          r.v[flat] = x.v[src];
+        });
+        return;
+      }
+      case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: {
+        const TileData& x = in(s, op, 0);
+        TileData& r = out(s, op);
+        const double init = op.kind == OpKind::ReduceSum ? 0.0
+                            : op.kind == OpKind::ReduceMax ? -INFINITY
+                                                           : INFINITY;
+        std::fill(r.v.begin(), r.v.end(), init);
+        const Shape rs = row_major_strides(r.shape);
+        for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+          int64_t dst = 0;
+          for (size_t d = 0; d < idx.size(); ++d)
+            dst += (static_cast<int>(d) == a.axis ? 0 : idx[d]) * rs[d];
+          double& acc = r.v[dst];
+          const double e = x.v[flat];
+          if (op.kind == OpKind::ReduceSum) acc += e;
+          else if (std::isnan(e) || std::isnan(acc)) acc = NAN;
+          else acc = op.kind == OpKind::ReduceMax ? std::max(acc, e) : std::min(acc, e);
+        });
+        for (double& e : r.v) e = round_to(r.dtype, e);
+        return;
+      }
+      case OpKind::Mma: {
+        const TileData& x = in(s, op, 0);
+        const TileData& y = in(s, op, 1);
+        const TileData& c = in(s, op, 2);
+        TileData& r = out(s, op);
+        const int64_t M = x.shape[0], K = x.shape[1], N = y.shape[1];
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; ++k) acc += x.v[i * K + k] * y.v[k * N + j];
+            r.v[i * N + j] = round_to(r.dtype, c.v[i * N + j] + acc);
+          }
+        return;
+      }
+      case OpKind::Load:
+        load(s, op);
+        return;
+      case OpKind::Store:
+        store(s, op);
+        return;
+      case OpKind::For: {
+        const int64_t lb = static_cast<int64_t>(scalar(in(s, op, 0)));
+        const int64_t ub = static_cast<int64_t>(scalar(in(s, op, 1)));
+        const int64_t step = static_cast<int64_t>(scalar(in(s, op, 2)));
+        if (step <= 0)
+          fail_at<KernelError>(op.loc, "for_range step is ", step, "; it must be positive");
+        const ir::Block& body = op.regions[0];
+        for (size_t i = 3; i < op.operands.size(); ++i)
+          s.values[body.args[i - 2]] = s.values[op.operands[i]];
+        for (int64_t iv = lb; iv < ub; iv += step) {
+          TileData& ivd = s.values[body.args[0]];
+          ivd = TileData{DType::I32, {}, {static_cast<double>(iv)}};
+          std::vector<TileData> next = block(s, body);
+          for (size_t i = 0; i < next.size(); ++i) s.values[body.args[i + 1]] = std::move(next[i]);
+        }
+        for (size_t i = 0; i < op.results.size(); ++i)
+          s.values[op.results[i]] = s.values[body.args[i + 1]];
+        return;
+      }
+      case OpKind::If: {
+        const bool c = scalar(in(s, op, 0)) != 0;
+        std::vector<TileData> res = block(s, op.regions[c ? 0 : 1]);
+        for (size_t i = 0; i < op.results.size(); ++i) s.values[op.results[i]] = std::move(res[i]);
+        return;
+      }
+      case OpKind::Print: {
+        std::string line;
+        size_t next = 0;
+        const std::string& fmt = a.text;
+        for (size_t i = 0; i < fmt.size(); ++i) {
+          if (fmt[i] == '{' && i + 1 < fmt.size() && fmt[i + 1] == '}') {
+            const TileData& v = in(s, op, next++);
+            line += format_element(v.dtype, v.v[0]);
+            ++i;
+          } else {
+            line += fmt[i];
+          }
+        }
+        s.printed += line + "\n";
+        return;
+      }
+      case OpKind::Yield:
+      case OpKind::LocalLoad:
+      case OpKind::LocalStore:
+        break;
+    }
+    TESSERA_INTERNAL_CHECK(false, "op '", ir::mnemonic(op.kind), "' reached the interpreter");
+  }
+
+  // Element offset (in elements) of tile element `idx` of tile `coord` x `shape`, or nullopt when
+  // it lies outside the tensor; `axis_out` tells which axis left it.
+  static bool locate(const TensorArg& t, const Shape& coord, const Shape& tile, const Shape& idx,
+                     int64_t& offset, int& axis_out, int64_t& global_out) {
+    offset = 0;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const int64_t g = coord[d] * tile[d] + idx[d];
+      if (g < 0 || g >= t.shape[d]) {
+        axis_out = static_cast<int>(d);
+        global_out = g;
+        return false;
+      }
+      offset += g * t.strides[d];
+    }
+    return true;
+  }
+
+  void load(BlockState& s, const ir::Op& op) {
+    const ir::Attrs& a = op.attrs;
+    const TensorArg& t = args_.args.at(a.param).tensor;
+    Shape coord;
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      coord.push_back(static_cast<int64_t>(scalar(in(s, op, i))));
+    TileData& r = out(s, op);
+    const double pad = round_to(r.dtype, a.value);
+    for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (locate(t, coord, a.shape, idx, offset, axis, global)) {
+        r.v[flat] = read_element(t.data, t.dtype, offset);
+      } else if (a.padded) {
+        r.v[flat] = pad;
+      } else {
+        fail_at<BoundsError>(op.loc, "unpadded load from '", f_.params[a.param].name, "' at tile ",
+                             to_string(coord), " of shape ", to_string(a.shape),
+                             " reaches element ", global, " along axis ", axis,
+                             ", outside the tensor's extent ", t.shape[axis],
+                             "; load with padding (the default) to read past the edge");
+      }
+    });
+  }
+
+  void store(BlockState& s, const ir::Op& op) {
+    const ir::Param& p = f_.params.at(op.attrs.param);
+    const TensorArg& t = args_.args.at(op.attrs.param).tensor;
+    const TileData& x = in(s, op, 0);
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (locate(t, s.coord, p.tile_shape, idx, offset, axis, global))
+        write_element(t.data, t.dtype, offset, x.v[flat]);
+    });
+  }
+
+  const ir::Function& f_;
+  const LaunchArgs& args_;
+};
+
+}  // namespace
+
+void run(const ir::Function& f, const LaunchArgs& args) {
+  TESSERA_INTERNAL_CHECK(f.stage == ir::Stage::Promoted);
+  const int64_t blocks = numel(args.grid);
+  if (blocks == 0) return;
+  Interpreter interp(f, args);
+  const Shape grid_strides = row_major_strides(args.grid);
+
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::mutex mu;
+  auto worker = [&] {
+    std::string printed;
+    for (int64_t b; !failed && (b = next++) < blocks;) {
+      Shape coord(args.grid.size());
+      for (size_t d = 0; d < coord.size(); ++d) coord[d] = (b / grid_strides[d]) % args.grid[d];
+      try {
+        interp.run_block(coord, printed);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!failed.exchange(true)) error = std::current_exception();
+        return;
+      }
+      if (!printed.empty()) {
+        std::lock_guard lock(mu);
+        std::cout << printed << std::flush;
+      }
+    }
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t n = std::min<int64_t>(hw, blocks);
+  std::vector<std::thread> pool;
+  for (int64_t i = 1; i < n; ++i) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tessera::backend::cpu

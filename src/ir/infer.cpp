@@ -1,0 +1,232 @@
+#include "tessera/ir/infer.hpp"
+
+#include <algorithm>
+
+namespace tessera::ir {
+namespace {
+
+using detail::cat;
+
+Inferred ok(Type t) { return {{std::move(t)}, {}}; }
+Inferred none() { return {}; }
+template <class... Args>
+Inferred bad(Args&&... args) {
+  return {{}, cat(std::forward<Args>(args)...)};
+}
+
+Type scalar(DType d) { return Type{d, {}}; }
+
+bool is_i32_scalar(const Type& t) { return t.is_scalar() && t.dtype == DType::I32; }
+
+Inferred check_tensor_param(const Function& f, const Attrs& a, const char* what) {
+  if (a.param < 0 || a.param >= static_cast<int>(f.params.size()))
+    return bad(what, " names parameter ", a.param, ", but the kernel has ", f.params.size());
+  return none();
+}
+
+}  // namespace
+
+Inferred infer_types(const Function& f, OpKind kind, std::span<const ValueId> operands,
+                     const Attrs& a) {
+  const OpInfo& info = op_info(kind);
+  if (info.operands >= 0 && static_cast<int>(operands.size()) != info.operands)
+    return bad(info.mnemonic, " takes ", info.operands, " operands, not ", operands.size());
+  for (ValueId v : operands)
+    if (v >= f.values.size()) return bad(info.mnemonic, " uses an undefined value");
+  auto T = [&](size_t i) -> const Type& { return f.type(operands[i]); };
+
+  switch (info.cls) {
+    case OpClass::Interface:
+      if (kind == OpKind::TileIndex || kind == OpKind::NumTiles) {
+        if (a.axis < 0 || a.axis >= f.grid_rank)
+          return bad(info.mnemonic, "(", a.axis, ") is outside the grid, which has rank ",
+                     f.grid_rank, " (the rank of the kernel's Out partitions)");
+        return ok(scalar(DType::I32));
+      }
+      if (auto e = check_tensor_param(f, a, info.mnemonic.data()); !e.ok()) return e;
+      if (kind == OpKind::ScalarParam) {
+        if (f.params[a.param].kind != ParamKind::Scalar)
+          return bad("parameter '", f.params[a.param].name, "' is not a Scalar");
+        return ok(scalar(f.params[a.param].dtype));
+      }
+      {  // dim
+        const Param& p = f.params[a.param];
+        if (p.kind == ParamKind::Scalar) return bad("'", p.name, "' is a Scalar and has no dims");
+        if (a.axis < 0 || a.axis >= p.rank)
+          return bad("dim(", a.axis, ") of '", p.name, "', which has rank ", p.rank);
+        return ok(scalar(DType::I64));
+      }
+    case OpClass::Creation:
+      for (int64_t d : a.shape)
+        if (d <= 0) return bad(info.mnemonic, " shape ", to_string(a.shape), " has an empty axis");
+      if (kind == OpKind::Iota) {
+        if (a.axis < 0 || a.axis >= static_cast<int>(a.shape.size()))
+          return bad("iota axis ", a.axis, " is outside its shape ", to_string(a.shape));
+        if (a.dtype == DType::Bool) return bad("iota cannot make a bool tile");
+      }
+      return ok(Type{a.dtype, a.shape});
+    case OpClass::Unary:
+      if (T(0).dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      return ok(T(0));
+    case OpClass::UnaryFloat:
+      if (!is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs a floating-point tile, not ", to_string(T(0)),
+                   "; cast it first");
+      return ok(T(0));
+    case OpClass::UnaryBool:
+      if (T(0).dtype != DType::Bool) return bad(info.mnemonic, " needs a bool tile");
+      return ok(T(0));
+    case OpClass::Cast:
+      return ok(Type{a.dtype, T(0).shape});
+    case OpClass::Binary:
+    case OpClass::BinaryBool:
+    case OpClass::Compare:
+      if (T(0) != T(1))
+        return bad(info.mnemonic, " needs operands of one type, not ", to_string(T(0)), " and ",
+                   to_string(T(1)));
+      if (info.cls == OpClass::Binary && T(0).dtype == DType::Bool)
+        return bad(info.mnemonic, " needs numbers, not bool");
+      if (info.cls == OpClass::BinaryBool && is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs bool or integer tiles, not ", to_string(T(0)));
+      if (info.cls == OpClass::Compare) return ok(Type{DType::Bool, T(0).shape});
+      return ok(T(0));
+    case OpClass::Select:
+      if (T(0).dtype != DType::Bool) return bad("select's condition must be bool, not ",
+                                                to_string(T(0)));
+      if (T(1) != T(2))
+        return bad("select needs two branches of one type, not ", to_string(T(1)), " and ",
+                   to_string(T(2)));
+      if (T(0).shape != T(1).shape)
+        return bad("select's condition ", to_string(T(0)), " and branches ", to_string(T(1)),
+                   " differ in shape");
+      return ok(T(1));
+    case OpClass::Broadcast: {
+      const Type& t = T(0);
+      if (a.shape.size() != t.shape.size())
+        return bad("broadcast from ", to_string(t), " to ", to_string(a.shape),
+                   " changes the rank; reshape first");
+      for (size_t i = 0; i < a.shape.size(); ++i)
+        if (t.shape[i] != a.shape[i] && t.shape[i] != 1)
+          return bad("cannot broadcast ", to_string(t), " to ", to_string(a.shape), ": axis ", i,
+                     " has extent ", t.shape[i], ", which is neither 1 nor ", a.shape[i]);
+      return ok(Type{t.dtype, a.shape});
+    }
+    case OpClass::Reshape:
+      if (numel(a.shape) != numel(T(0).shape) ||
+          std::any_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d <= 0; }))
+        return bad("cannot reshape ", to_string(T(0)), " (", numel(T(0).shape),
+                   " elements) to ", to_string(a.shape), " (", numel(a.shape), " elements)");
+      return ok(Type{T(0).dtype, a.shape});
+    case OpClass::Permute: {
+      const Type& t = T(0);
+      std::vector<int64_t> sorted = a.perm;
+      std::sort(sorted.begin(), sorted.end());
+      bool is_perm = sorted.size() == t.shape.size();
+      for (size_t i = 0; is_perm && i < sorted.size(); ++i) is_perm = sorted[i] == int64_t(i);
+      if (!is_perm)
+        return bad("permute order ", to_string(a.perm), " is not a permutation of the ",
+                   t.rank(), " axes of ", to_string(t));
+      Shape s(t.shape.size());
+      for (size_t i = 0; i < s.size(); ++i) s[i] = t.shape[a.perm[i]];
+      return ok(Type{t.dtype, s});
+    }
+    case OpClass::Reduce: {
+      Type t = T(0);
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
+      if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      t.shape[a.axis] = 1;
+      return ok(t);
+    }
+    case OpClass::Mma: {
+      const Type &ta = T(0), &tb = T(1), &tc = T(2);
+      if (ta.rank() != 2 || tb.rank() != 2 || tc.rank() != 2)
+        return bad("mma needs 2-D tiles, not ", to_string(ta), ", ", to_string(tb), ", ",
+                   to_string(tc));
+      if (ta.shape[1] != tb.shape[0] || tc.shape[0] != ta.shape[0] || tc.shape[1] != tb.shape[1])
+        return bad("mma shapes do not chain: a ", to_string(ta), " @ b ", to_string(tb),
+                   " does not give acc ", to_string(tc));
+      if (ta.dtype != tb.dtype)
+        return bad("mma operands a and b have different dtypes: ", to_string(ta), " and ",
+                   to_string(tb));
+      const DType in = ta.dtype, acc = tc.dtype;
+      const bool fits = (in == DType::F16 || in == DType::BF16) ? (acc == DType::F32 || acc == in)
+                        : (in == DType::F32 || in == DType::F64) ? acc == in
+                        : (in == DType::I8) ? acc == DType::I32
+                                            : false;
+      if (!fits)
+        return bad("mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
+                   " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
+      return ok(tc);
+    }
+    case OpClass::Load: {
+      if (auto e = check_tensor_param(f, a, "load"); !e.ok()) return e;
+      const Param& p = f.params[a.param];
+      if (p.kind != ParamKind::In)
+        return bad("load from '", p.name, "', which is ", (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+                   " parameter; only In parameters are loaded");
+      if (static_cast<int>(operands.size()) != p.rank)
+        return bad("load from '", p.name, "' gives ", operands.size(),
+                   " tile indices, but the tensor has rank ", p.rank);
+      if (static_cast<int>(a.shape.size()) != p.rank)
+        return bad("load from '", p.name, "' asks for a tile of shape ", to_string(a.shape),
+                   ", but the tensor has rank ", p.rank);
+      for (size_t i = 0; i < operands.size(); ++i)
+        if (!is_i32_scalar(T(i)))
+          return bad("tile index ", i, " of a load from '", p.name, "' must be an i32 scalar, not ",
+                     to_string(T(i)));
+      for (int64_t d : a.shape)
+        if (d <= 0) return bad("load tile shape ", to_string(a.shape), " has an empty axis");
+      return ok(Type{p.dtype, a.shape});
+    }
+    case OpClass::Store: {
+      if (auto e = check_tensor_param(f, a, "store"); !e.ok()) return e;
+      const Param& p = f.params[a.param];
+      if (p.kind != ParamKind::Out)
+        return bad("store to '", p.name, "', which is not an Out parameter; declare it Out<",
+                   dtype_name(p.dtype), "> to write it");
+      const Type want{p.dtype, p.tile_shape};
+      if (T(0) != want)
+        return bad("store of a ", to_string(T(0)), " tile to '", p.name, "', whose tiles are ",
+                   to_string(want));
+      return none();
+    }
+    case OpClass::For: {
+      if (operands.size() < 3) return bad("for needs a lower bound, an upper bound and a step");
+      for (size_t i = 0; i < 3; ++i)
+        if (!is_i32_scalar(T(i))) return bad("for bounds and step must be i32 scalars");
+      Inferred r;
+      for (size_t i = 3; i < operands.size(); ++i) r.types.push_back(T(i));
+      return r;
+    }
+    case OpClass::If:
+      if (operands.size() != 1 || T(0) != scalar(DType::Bool))
+        return bad("if needs one bool scalar condition");
+      return none();
+    case OpClass::Yield:
+      return none();
+    case OpClass::Print: {
+      size_t holes = 0;
+      for (size_t i = 0; i + 1 < a.text.size(); ++i)
+        if (a.text[i] == '{' && a.text[i + 1] == '}') ++holes, ++i;
+      if (holes != operands.size())
+        return bad("print format \"", a.text, "\" has ", holes, " {} but ", operands.size(),
+                   " values follow");
+      for (size_t i = 0; i < operands.size(); ++i)
+        if (!T(i).is_scalar()) return bad("print takes scalars, not a ", to_string(T(i)), " tile");
+      return none();
+    }
+    case OpClass::Local:
+      if (a.var < 0 || a.var >= static_cast<int>(f.vars.size()))
+        return bad(info.mnemonic, " of an undefined variable");
+      if (kind == OpKind::LocalLoad) return ok(f.vars[a.var]);
+      if (T(0) != f.vars[a.var])
+        return bad("local_store of ", to_string(T(0)), " to a variable of type ",
+                   to_string(f.vars[a.var]));
+      return none();
+  }
+  return bad("no typing rule for ", info.mnemonic);
+}
+
+}  // namespace tessera::ir

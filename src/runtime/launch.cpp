@@ -1,0 +1,214 @@
+#include "tessera/runtime/launch.hpp"
+
+#include <cctype>
+#include <optional>
+#include <unordered_map>
+
+#include "tessera/backend/cpu/interpreter.hpp"
+#include "tessera/runtime/compile.hpp"
+
+namespace tessera::runtime {
+
+// ---- Completion ------------------------------------------------------------------------------
+
+void Completion::finish(std::exception_ptr error) {
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+    error_ = std::move(error);
+  }
+  cv_.notify_all();
+}
+
+bool Completion::ready() const {
+  std::lock_guard lock(mu_);
+  return done_;
+}
+
+void Completion::wait() const {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return done_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+// ---- parameter names -------------------------------------------------------------------------
+
+std::vector<std::string> parameter_names(const char* param_text, size_t count) {
+  std::vector<std::string> names;
+  const std::string text = param_text ? param_text : "";
+  int depth = 0;
+  size_t start = 0;
+  auto take = [&](size_t end) {
+    // The name is the last identifier of the declaration.
+    size_t e = end;
+    while (e > start && !(std::isalnum(static_cast<unsigned char>(text[e - 1])) || text[e - 1] == '_')) --e;
+    size_t b = e;
+    while (b > start && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_')) --b;
+    names.push_back(text.substr(b, e - b));
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<' || c == '(') ++depth;
+    else if (c == '>' || c == ')') --depth;
+    else if (c == ',' && depth == 0) {
+      take(i);
+      start = i + 1;
+    }
+  }
+  if (!text.empty()) take(text.size());
+  for (size_t i = 0; i < count; ++i)
+    if (i >= names.size() || names[i].empty()) {
+      if (i >= names.size()) names.emplace_back();
+      names[i] = "arg" + std::to_string(i);
+    }
+  names.resize(count);
+  return names;
+}
+
+// ---- launch ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamKind k) {
+  return detail::cat("argument ", i + 1, " ('", names[i], "', ",
+                     k == ir::ParamKind::Out ? "Out" : k == ir::ParamKind::In ? "In" : "Scalar", ")");
+}
+
+struct SpecializationCache {
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> entries;
+};
+SpecializationCache& cache() {
+  static SpecializationCache c;
+  return c;
+}
+
+std::string specialization_key(const KernelSite& site, const std::vector<LaunchArg>& args,
+                               Device device) {
+  std::string key = detail::cat(site.identity, "|", device.str());
+  for (const LaunchArg& a : args) {
+    key += detail::cat("|", static_cast<int>(a.kind), ":", dtype_name(a.dtype));
+    if (a.tensor) key += detail::cat(":r", a.tensor->rank());
+    if (a.kind == ir::ParamKind::Out) key += ":t" + to_string(a.tile);
+  }
+  return key;
+}
+
+}  // namespace
+
+std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<LaunchArg>& args,
+                                   const TraceFn& trace, SourceLoc call) {
+  // Names are parsed only when needed: for errors and for tracing.
+  std::vector<std::string> names_storage;
+  auto names = [&]() -> const std::vector<std::string>& {
+    if (names_storage.empty()) names_storage = parameter_names(site.param_text, args.size());
+    return names_storage;
+  };
+  auto fail_launch = [&](auto&&... parts) {
+    fail_at<LaunchError>(call, "kernel '", site.name, "': ", parts...);
+  };
+
+  // Every tensor is alive, has the declared rank, and lives on one device.
+  std::optional<Device> device;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
+    if (!a.tensor) continue;
+    if (a.tensor->empty())
+      fail_at<OwnershipError>(call, "kernel '", site.name, "': ", describe(names(), i, a.kind),
+                              " is a moved-from tensor; use the handle that the operation it "
+                              "was moved into returned");
+    if (a.declared_rank != kDynamicRank && a.tensor->rank() != a.declared_rank)
+      fail_launch(describe(names(), i, a.kind), " has rank ", a.tensor->rank(),
+                  ", but the kernel declares rank ", a.declared_rank);
+    if (!device) device = a.tensor->device();
+    else if (*device != a.tensor->device())
+      fail_launch(describe(names(), i, a.kind), " is on ", a.tensor->device().str(),
+                  " but earlier arguments are on ", device->str(),
+                  "; move it with .to(device) first");
+  }
+
+  // The grid comes from the Out partitions, which must agree.
+  Shape grid;
+  std::optional<size_t> first_out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
+    if (a.kind != ir::ParamKind::Out) continue;
+    Shape g;
+    for (size_t d = 0; d < a.tile.size(); ++d) g.push_back(ceil_div(a.tensor->shape()[d], a.tile[d]));
+    if (!first_out) {
+      first_out = i;
+      grid = g;
+    } else if (g != grid) {
+      fail_launch(describe(names(), i, a.kind), " is cut into a grid of ", to_string(g),
+                  " tiles, but ", describe(names(), *first_out, ir::ParamKind::Out), " into ",
+                  to_string(grid), "; the outputs of one launch share its grid");
+    }
+  }
+  if (!first_out)
+    fail_launch("it has no Out parameter; the launch grid comes from the partitions of its "
+                "outputs, so a kernel needs at least one");
+
+  // An output's memory is reachable through no other argument.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != ir::ParamKind::Out) continue;
+    const auto [lo, hi] = args[i].tensor->byte_range();
+    for (size_t j = 0; j < args.size(); ++j) {
+      if (j == i || !args[j].tensor) continue;
+      const auto [lo2, hi2] = args[j].tensor->byte_range();
+      if (lo < hi2 && lo2 < hi)
+        fail_at<OwnershipError>(call, "kernel '", site.name, "': ",
+                                describe(names(), i, ir::ParamKind::Out), " overlaps ",
+                                describe(names(), j, args[j].kind),
+                                " in memory; an output may not be reachable through another "
+                                "argument, or tiles would race with reads of it");
+    }
+  }
+
+  // The specialization: traced and compiled once per key.
+  std::shared_ptr<const CompiledKernel> kernel;
+  {
+    const std::string key = specialization_key(site, args, *device);
+    SpecializationCache& c = cache();
+    std::lock_guard lock(c.mu);
+    auto it = c.entries.find(key);
+    if (it != c.entries.end()) {
+      kernel = it->second;
+    } else {
+      std::vector<ir::Param> params;
+      for (size_t i = 0; i < args.size(); ++i) {
+        const LaunchArg& a = args[i];
+        params.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
+                                   a.tile});
+      }
+      kernel = compile(trace(std::move(params)), *device);
+      c.entries.emplace(key, kernel);
+    }
+  }
+
+  backend::LaunchArgs launch_args;
+  launch_args.grid = grid;
+  for (const LaunchArg& a : args) {
+    backend::ArgValue v;
+    if (a.tensor)
+      v.tensor = backend::TensorArg{a.tensor->data(), a.tensor->dtype(), a.tensor->shape(),
+                                    a.tensor->strides()};
+    v.scalar = a.scalar;
+    v.iscalar = a.iscalar;
+    launch_args.args.push_back(std::move(v));
+  }
+
+  auto done = std::make_shared<Completion>();
+  if (device->is_cpu()) {
+    try {
+      backend::cpu::run(kernel->fn, launch_args);
+      done->finish();
+    } catch (...) {
+      done->finish(std::current_exception());
+    }
+  } else {
+    fail_launch("device ", device->str(), " has no backend in this build");
+  }
+  return done;
+}
+
+}  // namespace tessera::runtime
