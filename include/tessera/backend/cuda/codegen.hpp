@@ -1,6 +1,6 @@
-// IR -> CUDA C++. The generated source includes only the device runtime headers embedded in the
-// library (device_runtime.hpp), follows the calling convention of abi.hpp, and is readable: one
-// statement per IR op, named after it.
+// IR -> CUDA C++. The generated source is one self-contained translation unit: our device runtime
+// (embedded in the library) followed by the kernel, which follows the calling convention of
+// abi.hpp and reads like the IR: one statement (or unrolled loop) per IR op.
 #pragma once
 
 #include <string>
@@ -26,7 +26,7 @@ struct KernelSpec {
 };
 
 struct EmittedKernel {
-  std::string source;       // complete translation unit for NVRTC
+  std::string source;       // complete, self-contained translation unit for NVRTC
   std::string entry;        // extern "C" kernel name
   int threads = 128;        // threads per block
   size_t shared_bytes = 0;  // dynamic shared memory per block
@@ -34,8 +34,5 @@ struct EmittedKernel {
 
 // Throws KernelError (at the op's location) for IR the backend cannot lower.
 EmittedKernel emit(const ir::Function& f, const KernelSpec& spec);
-
-// The device runtime headers (our own), as {name, text} pairs for NVRTC's header list.
-const std::vector<std::pair<std::string, std::string>>& device_runtime_headers();
 
 }  // namespace tessera::backend::cuda
