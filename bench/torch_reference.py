@@ -1,0 +1,106 @@
+"""Reference timings on the same GPU, in the same run as Tessera's: PyTorch eager and a Triton
+fused softmax. Prints one table row per workload: name, milliseconds (median), GB/s.
+
+Bytes are counted as each input read once plus each output written once (METHOD.md)."""
+import argparse
+import sys
+
+import torch
+
+try:
+    import triton
+    import triton.language as tl
+    from triton.testing import do_bench
+except Exception:  # pragma: no cover - Triton missing: torch only
+    triton = None
+
+    def do_bench(fn, warmup=25, rep=100, return_mode="median"):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        for _ in range(10):
+            fn()
+        times = []
+        for _ in range(50):
+            start.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(start.elapsed_time(end))
+        times.sort()
+        return times[len(times) // 2]
+
+
+def row(name, ms, nbytes):
+    print(f"{name:<40} {ms:10.4f} ms {nbytes / ms / 1e6:10.1f} GB/s", flush=True)
+
+
+def bench_elementwise(n):
+    for dtype, tag in ((torch.float32, "f32"), (torch.float16, "f16")):
+        x = torch.randn(n, device="cuda", dtype=dtype)
+        y = torch.randn(n, device="cuda", dtype=dtype)
+        z = torch.empty_like(x)
+        esz = x.element_size()
+        row(f"torch add {tag} n=2^{n.bit_length() - 1}",
+            do_bench(lambda: torch.add(x, y, out=z), warmup=50, rep=300, return_mode="median"),
+            3 * n * esz)
+        row(f"torch saxpy {tag} n=2^{n.bit_length() - 1}",
+            do_bench(lambda: torch.add(y, x, alpha=2.0, out=z), warmup=50, rep=300,
+                     return_mode="median"),
+            3 * n * esz)
+        row(f"torch copy {tag} n=2^{n.bit_length() - 1}",
+            do_bench(lambda: z.copy_(x), warmup=50, rep=300, return_mode="median"), 2 * n * esz)
+
+
+if triton is not None:
+
+    @triton.jit
+    def _softmax_rows(out_ptr, in_ptr, n_cols, in_stride, out_stride, BLOCK: tl.constexpr):
+        # One program per row; the row is held whole in registers.
+        r = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=-float("inf")).to(tl.float32)
+        x = x - tl.max(x, axis=0)
+        e = tl.exp(x)
+        y = e / tl.sum(e, axis=0)
+        tl.store(out_ptr + r * out_stride + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
+
+    def triton_softmax(x, out):
+        rows, cols = x.shape
+        block = triton.next_power_of_2(cols)
+        warps = 8 if block <= 8192 else 16
+        _softmax_rows[(rows,)](out, x, cols, x.stride(0), out.stride(0), BLOCK=block,
+                               num_warps=warps)
+
+
+def bench_softmax(shapes):
+    for rows, cols in shapes:
+        x = torch.randn(rows, cols, device="cuda", dtype=torch.float16)
+        out = torch.empty_like(x)
+        nbytes = 2 * x.numel() * x.element_size()
+        row(f"torch softmax f16 {rows}x{cols}",
+            do_bench(lambda: torch.softmax(x, dim=-1),
+                     warmup=25, rep=200, return_mode="median"), nbytes)
+        if triton is not None:
+            triton_softmax(x, out)
+            ref = torch.softmax(x.float(), dim=-1)
+            err = ((out.float() - ref).norm() / ref.norm()).item()
+            if not err < 1e-2:
+                print(f"triton softmax wrong: rel err {err}", file=sys.stderr)
+                sys.exit(1)
+            row(f"triton softmax f16 {rows}x{cols}",
+                do_bench(lambda: triton_softmax(x, out), warmup=25, rep=200, return_mode="median"),
+                nbytes)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--log2n", type=int, default=28)
+    args = p.parse_args()
+    print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
+          f"{triton.__version__ if triton else 'absent'}")
+    bench_elementwise(1 << args.log2n)
+    bench_softmax([(8192, 8192), (32768, 4096)])
+
+
+if __name__ == "__main__":
+    main()
