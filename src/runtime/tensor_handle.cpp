@@ -177,6 +177,15 @@ void TensorHandle::read_to_host(void* dst) const {
   });
 }
 
+TensorHandle TensorHandle::copy_to(Device target) const {
+  check_alive();
+  TensorHandle out = allocate(dtype_, shape_, target);
+  std::vector<std::byte> host(static_cast<size_t>(numel()) * dtype_size(dtype_));
+  read_to_host(host.data());
+  out.write_from_host(host.data());
+  return out;
+}
+
 void TensorHandle::fill(double value) const {
   check_alive();
   const size_t es = dtype_size(dtype_);

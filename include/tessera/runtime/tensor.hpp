@@ -75,6 +75,8 @@ class Tensor {
     handle_.read_to_host(out.data());
     return out;
   }
+  // A contiguous copy on `device` (a new storage, even on the same device).
+  Tensor to(Device device) const { return Tensor(alive().copy_to(device)); }
   // A view of [begin, end) along `axis`; it shares the storage.
   Tensor slice(int axis, int64_t begin, int64_t end,
                std::source_location l = std::source_location::current()) const {

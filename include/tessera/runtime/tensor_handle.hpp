@@ -77,6 +77,8 @@ class TensorHandle {
   void read_to_host(void* dst) const;
   // Sets every element to `value` converted to the dtype.
   void fill(double value) const;
+  // A contiguous copy on `device` (through host memory when the devices differ).
+  TensorHandle copy_to(Device device) const;
 
  private:
   std::shared_ptr<Storage> storage_;
