@@ -6,6 +6,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v ninja >/dev/null || need+=(ninja-build)
 command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
+# clang-tidy 16 or newer understands std::source_location with this libstdc++ (14 does not).
+if [ "${TESSERA_NEED_TIDY:-0}" = 1 ]; then command -v clang-tidy-16 >/dev/null || need+=(clang-tidy-16); fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "scripts/deps.sh: installing ${need[*]}"

@@ -75,8 +75,8 @@ template <class E, class... Args>
   do {                                                                                     \
     if (!(cond))                                                                           \
       ::tessera::fail<::tessera::InternalError>("internal error (a bug in Tessera) at ", \
-                                                __FILE__, ":", __LINE__, ": " #cond " ",   \
-                                                ##__VA_ARGS__);                            \
+                                                __FILE__, ":", __LINE__,                   \
+                                                ": " #cond " " __VA_OPT__(, ) __VA_ARGS__);  \
   } while (0)
 
 }  // namespace tessera
