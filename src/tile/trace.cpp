@@ -11,6 +11,17 @@ struct TraceState {
   explicit TraceState(ir::Function& f) : fn(f), builder(f) {}
   ir::Function& fn;
   ir::Builder builder;
+  // Where each value was made. An assignment (Tile::operator=, which cannot take a
+  // source_location) reports its errors at the line that made the value being assigned, which is
+  // the assignment's own line in `acc = mma(a, b, acc)`.
+  std::vector<SourceLoc> made_at;
+
+  void note(ir::ValueId v, SourceLoc loc) {
+    if (v == ir::Builder::kNone) return;
+    if (made_at.size() <= v) made_at.resize(v + 1);
+    made_at[v] = loc;
+  }
+  SourceLoc loc_of(ir::ValueId v) const { return v < made_at.size() ? made_at[v] : SourceLoc{}; }
 };
 
 thread_local TraceState* g_trace = nullptr;
@@ -69,12 +80,14 @@ ir::ValueId Traced::get(SourceLoc loc) const {
   ir::Attrs a;
   a.var = ensure_var(t, value_, region_, var_, loc);
   value_ = t.builder.add(ir::OpKind::LocalLoad, {}, a, loc);
+  t.note(value_, loc);
   region_ = here;
   return value_;
 }
 
 void Traced::set(ir::ValueId v, SourceLoc loc) {
   TraceState& t = current(loc);
+  if (!loc.known()) loc = t.loc_of(v);
   const int here = t.builder.current_region();
   if (var_ < 0 && region_ == here) {
     value_ = v;
@@ -96,7 +109,10 @@ void Traced::set(ir::ValueId v, SourceLoc loc) {
 
 ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, ir::Attrs attrs,
                  SourceLoc loc) {
-  return current(loc).builder.add(kind, std::move(operands), std::move(attrs), loc);
+  TraceState& t = current(loc);
+  const ir::ValueId v = t.builder.add(kind, std::move(operands), std::move(attrs), loc);
+  t.note(v, loc);
+  return v;
 }
 
 ir::ValueId emit_constant(DType dtype, double value, SourceLoc loc) {

@@ -94,48 +94,67 @@ struct HostArg<Partition<T, R>> {
 constexpr bool ranks_agree(int a, int b) { return a == kDynamicRank || b == kDynamicRank || a == b; }
 
 // Compile-time check of one argument against its parameter; each failure says what to pass.
+// Returns whether the argument fits, so that the launch can stop there and the message is the
+// only error the user sees.
 template <class P, class A>
-constexpr void check_argument() {
+constexpr bool check_argument() {
   using D = std::remove_cvref_t<A>;
   using Traits = ParamTraits<P>;
   using H = HostArg<D>;
   if constexpr (Traits::kind == ir::ParamKind::Out) {
-    if constexpr (H::tensor)
+    if constexpr (H::tensor) {
       static_assert(always_false<A>,
                     "this argument is for an Out<T> parameter, which writes disjoint tiles: pass "
                     "a partition, std::move(t).partition(tile_shape), not a plain Tensor");
-    else if constexpr (!H::partition)
+      return false;
+    } else if constexpr (!H::partition) {
       static_assert(always_false<A>,
                     "this argument is for an Out<T> parameter: pass a partition, "
                     "std::move(t).partition(tile_shape)");
-    else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>)
+      return false;
+    } else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>) {
       static_assert(always_false<A>,
                     "the partition's element type differs from the kernel's Out<T> parameter");
-    else if constexpr (!ranks_agree(H::rank, Traits::rank))
-      static_assert(always_false<A>,
-                    "the partition's rank differs from the rank of the kernel's Out<T, R> parameter");
-    else if constexpr (std::is_lvalue_reference_v<A> || std::is_const_v<std::remove_reference_t<A>>)
+      return false;
+    } else if constexpr (!ranks_agree(H::rank, Traits::rank)) {
+      static_assert(
+          always_false<A>,
+          "the partition's rank differs from the rank of the kernel's Out<T, R> parameter");
+      return false;
+    } else if constexpr (std::is_lvalue_reference_v<A> ||
+                         std::is_const_v<std::remove_reference_t<A>>) {
       static_assert(always_false<A>,
                     "pass the partition with std::move(...): the launch owns it until the work "
                     "is done, and .sync() hands it back");
+      return false;
+    }
   } else if constexpr (Traits::kind == ir::ParamKind::In) {
-    if constexpr (H::partition)
+    if constexpr (H::partition) {
       static_assert(always_false<A>,
                     "this argument is for an In<T> parameter, but a partition is an output; "
                     "unpartition() it first to read it");
-    else if constexpr (!H::tensor)
+      return false;
+    } else if constexpr (!H::tensor) {
       static_assert(always_false<A>, "this argument is for an In<T> parameter: pass a Tensor<T>");
-    else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>)
+      return false;
+    } else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>) {
       static_assert(always_false<A>,
                     "the tensor's element type differs from the kernel's In<T> parameter");
-    else if constexpr (!ranks_agree(H::rank, Traits::rank))
+      return false;
+    } else if constexpr (!ranks_agree(H::rank, Traits::rank)) {
       static_assert(always_false<A>,
                     "the tensor's rank differs from the rank of the kernel's In<T, R> parameter");
+      return false;
+    }
   } else {
-    if constexpr (H::tensor || H::partition || !std::is_convertible_v<D, typename Traits::element>)
+    if constexpr (H::tensor || H::partition ||
+                  !std::is_convertible_v<D, typename Traits::element>) {
       static_assert(always_false<A>,
                     "this argument is for a Scalar<T> parameter: pass a value convertible to T");
+      return false;
+    }
   }
+  return true;
 }
 
 // What a launch keeps of each argument.
@@ -184,7 +203,8 @@ class Kernel {
   auto operator()(Args&&... args) const {
     static_assert(sizeof...(Args) == arity,
                   "wrong number of arguments for this kernel: pass one per kernel parameter");
-    return launch(std::make_index_sequence<arity>{}, std::forward<Args>(args)...);
+    if constexpr (sizeof...(Args) == arity)
+      return launch(std::make_index_sequence<arity>{}, std::forward<Args>(args)...);
   }
 
   const char* name() const { return name_; }
@@ -195,7 +215,12 @@ class Kernel {
 
   template <size_t... I, class... Args>
   auto launch(std::index_sequence<I...>, Args&&... args) const {
-    (runtime::check_argument<P<I>, Args>(), ...);
+    constexpr bool fits = (runtime::check_argument<P<I>, Args>() && ...);
+    if constexpr (fits) return start(std::index_sequence<I...>{}, std::forward<Args>(args)...);
+  }
+
+  template <size_t... I, class... Args>
+  auto start(std::index_sequence<I...>, Args&&... args) const {
     auto owned = std::tuple{runtime::take_argument<P<I>>(std::forward<Args>(args))...};
     std::vector<runtime::LaunchArg> described{
         runtime::describe_argument<P<I>>(std::get<I>(owned))...};

@@ -97,14 +97,24 @@ class Tensor {
     runtime::check_partition(handle_, tile, l);
     return Partition<T, R>(std::move(handle_), std::move(tile));
   }
+  // partition() on an lvalue: these overloads exist only to say why it does not compile. The
+  // array form catches the usual t.partition({128}), which the variadic one cannot deduce.
+  template <size_t N>
+  void partition(const int64_t (&tile)[N]) const& {
+    lvalue_partition<decltype(tile)>();
+  }
   template <class... A>
   void partition(A&&...) const& {
+    lvalue_partition<A...>();
+  }
+
+ private:
+  template <class... A>
+  static void lvalue_partition() {
     static_assert(runtime::always_false<A...>,
                   "partition() consumes the tensor, so that no other handle can reach the "
                   "storage that kernels will write: write std::move(t).partition(tile)");
   }
-
- private:
   friend struct runtime::HandleAccess;
   template <Element, int>
   friend class Partition;
@@ -124,6 +134,12 @@ class Partition {
   using element_type = T;
   static constexpr int static_rank = R;
   static constexpr bool kIsPartition = true;
+
+  // Move-only: a copy would be a second handle through which kernels could write the same tiles.
+  Partition(Partition&&) noexcept = default;
+  Partition& operator=(Partition&&) noexcept = default;
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
 
   const Shape& shape() const { return alive().shape(); }
   const Shape& tile_shape() const { return tile_; }

@@ -137,10 +137,18 @@ class Tile : public detail::Traced {
   friend Tile operator!(At<Tile> a) {
     return Tile(detail::emit(ir::OpKind::Not, {a.value.get(a.loc)}, {}, a.loc));
   }
-  Tile& operator+=(const Tile& b) { return *this = *this + b; }
-  Tile& operator-=(const Tile& b) { return *this = *this - b; }
-  Tile& operator*=(const Tile& b) { return *this = *this * b; }
-  Tile& operator/=(const Tile& b) { return *this = *this / b; }
+  // The right operand is an At<Tile>, so the location recorded is the user's `a += b`, not a
+  // line in this header.
+#define TESSERA_TILE_COMPOUND(op, kind)                                                           \
+  friend Tile& operator op(Tile& a, At<Tile> b) {                                                 \
+    a.set(detail::emit_binary(ir::OpKind::kind, a.get(b.loc), b.value.get(b.loc), b.loc), b.loc); \
+    return a;                                                                                     \
+  }
+  TESSERA_TILE_COMPOUND(+=, Add)
+  TESSERA_TILE_COMPOUND(-=, Sub)
+  TESSERA_TILE_COMPOUND(*=, Mul)
+  TESSERA_TILE_COMPOUND(/=, Div)
+#undef TESSERA_TILE_COMPOUND
 
   // The SSA value at the current point of the trace (for library code that emits ops).
   ir::ValueId value(SourceLoc loc = {}) const { return get(loc); }
