@@ -1,5 +1,6 @@
 #include "tessera/backend/cpu/elements.hpp"
 
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -18,6 +19,20 @@ double wrap_int(double x) {
   return static_cast<double>(static_cast<I>(static_cast<uint64_t>(i)));
 }
 
+// x as a float rounded to odd: an inexact result is truncated and gets its lowest bit set. A
+// later rounding to f16 or bf16 (which keep 13 or 16 fewer bits) then gives the correctly rounded
+// result; through a float rounded to nearest it could round twice (2^24 + 2^16 + 1 would become
+// 2^24 + 2^16, a tie in bf16 that rounds down, where the exact value rounds up).
+float to_float_round_odd(double x) {
+  if (std::isnan(x) || std::isinf(x)) return static_cast<float>(x);
+  if (std::fabs(x) > std::numeric_limits<float>::max())  // odd already; rounds on to infinity
+    return std::copysign(std::numeric_limits<float>::max(), static_cast<float>(x));
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) == x) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(f) | 1u);
+}
+
 }  // namespace
 
 double round_to(DType t, double x) {
@@ -28,8 +43,8 @@ double round_to(DType t, double x) {
     case DType::I32: return wrap_int<int32_t>(x);
     case DType::I64: return wrap_int<int64_t>(x);
     case DType::U8: return wrap_int<uint8_t>(x);
-    case DType::F16: return static_cast<float>(half(static_cast<float>(x)));
-    case DType::BF16: return static_cast<float>(bfloat16(static_cast<float>(x)));
+    case DType::F16: return static_cast<float>(half(to_float_round_odd(x)));
+    case DType::BF16: return static_cast<float>(bfloat16(to_float_round_odd(x)));
     case DType::F32: return static_cast<float>(x);
     case DType::F64: return x;
   }

@@ -146,7 +146,20 @@ class Interpreter {
       }
       case OpKind::Add: return zip(s, op, [](double x, double y) { return x + y; });
       case OpKind::Sub: return zip(s, op, [](double x, double y) { return x - y; });
-      case OpKind::Mul: return zip(s, op, [](double x, double y) { return x * y; });
+      case OpKind::Mul: {
+        if (is_float(in(s, op, 0).dtype))
+          return zip(s, op, [](double x, double y) { return x * y; });
+        // Integers wrap. A double product of two large i32 values has lost the low bits that
+        // the wrapped result keeps, so multiply in 64 bits and keep the low 32 before the
+        // double (round_to then wraps narrower types further).
+        const bool narrow = dtype_size(in(s, op, 0).dtype) <= 4;
+        return zip(s, op, [narrow](double x, double y) {
+          const uint64_t p = static_cast<uint64_t>(static_cast<int64_t>(x)) *
+                             static_cast<uint64_t>(static_cast<int64_t>(y));
+          return narrow ? static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(p)))
+                        : static_cast<double>(static_cast<int64_t>(p));
+        });
+      }
       case OpKind::Div: {
         const bool fp = is_float(in(s, op, 0).dtype);
         // Integer division truncates; by zero it gives 0 (defined here, unlike C++).
@@ -331,7 +344,9 @@ class Interpreter {
     for (size_t i = 0; i < op.operands.size(); ++i)
       coord.push_back(static_cast<int64_t>(scalar(in(s, op, i))));
     TileData& r = out(s, op);
-    const double pad = round_to(r.dtype, a.value);
+    // The pad converts as a cast does, so Pad::neg_inf() of an integer tile is its lowest value
+    // (rounding -inf would wrap it to 0).
+    const double pad = convert(DType::F64, r.dtype, a.value);
     for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
       int64_t offset = 0, global = 0;
       int axis = 0;
