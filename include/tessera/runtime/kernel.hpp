@@ -169,7 +169,10 @@ auto take_argument(A&& a) {
 template <class P, class O>
 LaunchArg describe_argument(const O& owned) {
   using Traits = ParamTraits<P>;
-  LaunchArg arg{Traits::kind, dtype_v<typename Traits::element>, Traits::rank};
+  LaunchArg arg;
+  arg.kind = Traits::kind;
+  arg.dtype = dtype_v<typename Traits::element>;
+  arg.declared_rank = Traits::rank;
   if constexpr (Traits::kind == ir::ParamKind::Scalar) {
     if constexpr (std::is_integral_v<O>) arg.iscalar = static_cast<int64_t>(owned);
     else arg.scalar = static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<O>, O, float>>(owned));
