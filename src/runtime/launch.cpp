@@ -11,21 +11,39 @@ namespace tessera::runtime {
 
 // ---- Completion ------------------------------------------------------------------------------
 
-void Completion::finish(std::exception_ptr error) {
+void Completion::mark_done(std::exception_ptr error) const {
   {
     std::lock_guard lock(mu_);
+    if (done_) return;
     done_ = true;
     error_ = std::move(error);
   }
   cv_.notify_all();
 }
 
+void Completion::settle(bool block) const {
+  {
+    std::lock_guard lock(mu_);
+    if (done_) return;
+  }
+  // Outside the lock: waiting for the device may take long, and other threads may ask meanwhile.
+  try {
+    if (block) work_->wait();
+    else if (!work_->done()) return;
+    mark_done(nullptr);
+  } catch (...) {
+    mark_done(std::current_exception());
+  }
+}
+
 bool Completion::ready() const {
+  if (work_) settle(false);
   std::lock_guard lock(mu_);
   return done_;
 }
 
 void Completion::wait() const {
+  if (work_) settle(true);
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (error_) std::rethrow_exception(error_);

@@ -1,25 +1,83 @@
-// The runtime's view of the GPU backend: whether one is usable, and the operations the runtime
-// needs from it (memory, copies, running a compiled kernel). Implemented by src/runtime/gpu.cpp on
-// top of backend/cuda; on a build or a machine without CUDA, every call says why not.
+// The runtime's view of the GPU backend: whether a GPU is usable, its memory, and running a
+// kernel on it. Implemented by src/runtime/gpu.cpp (devices, memory) and gpu_launch.cpp (compile,
+// load, launch) on top of backend/cuda. On a machine without a driver, a GPU or NVRTC, every call
+// says what is missing; nothing here crashes for want of CUDA.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
 
+#include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/backend/launch_args.hpp"
+#include "tessera/ir/ir.hpp"
 #include "tessera/runtime/device.hpp"
 
 namespace tessera::runtime {
 
-// True when a CUDA device of sm_80 or newer, its driver and NVRTC can be used; else false, with
-// the reason in *why.
+class Completion;
+
+// True when GPU cuda:0 (the default GPU) can run kernels: the CUDA driver loads, the GPU is sm_80
+// or newer, and an NVRTC loads that is no newer than the driver and compiles for the GPU. Else
+// false, with the reason and the remedy in *why. Decided once per process.
 bool gpu_usable(std::string* why);
-// Throws UsageError naming what is missing unless device `d` can run kernels.
+// Throws UsageError naming what is missing unless device `d` can run kernels (the CPU always can).
 void require_gpu(Device d);
 
+// Device memory from the device's stream-ordered pool. A free is queued behind the work already
+// launched on the device, so memory is never reused while a kernel may still read it.
 void* gpu_allocate(Device d, size_t bytes);
+// Never throws (it runs from destructors); a failure is reported on stderr.
 void gpu_free(Device d, void* p);
-// Copies between host memory and device memory (and device to device). Synchronous.
-void gpu_copy_to_device(Device d, void* dst, const void* src, size_t bytes);
-void gpu_copy_to_host(Device d, void* dst, const void* src, size_t bytes);
+// Synchronous copies, ordered after the work already launched on the device.
+void gpu_copy_to_device(Device d, void* dst, const void* host_src, size_t bytes);
+void gpu_copy_to_host(Device d, void* host_dst, const void* src, size_t bytes);
+void gpu_copy_on_device(Device d, void* dst, const void* src, size_t bytes);
+// Waits for all work launched on the device; throws BackendError if any of it failed.
+void gpu_synchronize(Device d);
+
+// The architecture that code for `d` is compiled for: the device's exact one (sm_90a on Hopper).
+backend::cuda::Arch gpu_arch(Device d);
+
+// How a kernel parameter is passed (abi.hpp): Out and In as a TesseraTensorRef, a Scalar as its
+// C type.
+struct GpuParam {
+  ir::ParamKind kind = ir::ParamKind::In;
+  DType dtype = DType::F32;
+};
+
+// The GpuParams of a kernel's IR parameters.
+std::vector<GpuParam> gpu_params(const std::vector<ir::Param>& params);
+
+// A kernel as CUDA C++ source, ready to compile: what the code generator emits, plus how its
+// parameters are passed.
+struct GpuKernelSource {
+  std::string name;    // the kernel's name: diagnostics, logs, dump files
+  std::string entry;   // its extern "C" __global__ function
+  std::string source;  // one complete, self-contained translation unit
+  int threads_per_block = 128;
+  size_t dynamic_shared_bytes = 0;
+  std::vector<GpuParam> params;  // one per kernel parameter, in order
+};
+
+// A kernel compiled for one GPU and loaded on it.
+class GpuKernel;
+
+// Compiles (through the JIT cache: memory, then disk, then NVRTC) and loads `k` on `d`. The cache
+// key covers the source, entry, architecture, NVRTC's version and Tessera's version. Writes
+// TESSERA_DUMP=cuda,ptx files (see dump_dir()). Thread-safe; the same source on the same device
+// gives the same loaded kernel. Throws UsageError (no usable GPU), BackendError (NVRTC's log, or
+// the driver's refusal), LaunchError (shared memory beyond the device).
+std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k);
+
+// Launches a prepared kernel with `args` (abi.hpp's layout), asynchronously: the Completion is
+// done when the GPU is, and its wait() throws BackendError if the kernel failed. Throws
+// LaunchError before anything runs when the launch does not fit the device (threads per block,
+// shared memory, tensor rank).
+std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args);
+
+// Where TESSERA_DUMP=cuda,ptx files go: TESSERA_DUMP_DIR, else ./tessera-dump.
+std::string dump_dir();
 
 }  // namespace tessera::runtime

@@ -35,19 +35,40 @@ struct LaunchArg {
   int64_t iscalar = 0;                   // Scalar of an integer or bool dtype
 };
 
-// Completion of a launch; shared by the futures that own the launch's arguments.
+// Work that finishes on a device by itself, such as a GPU launch (its event); a Completion asks
+// it. Implemented by the GPU runtime (src/runtime/gpu_launch.cpp).
+class DeviceWork {
+ public:
+  virtual ~DeviceWork() = default;
+  // True once the work has finished; throws the work's error (BackendError) if it failed.
+  virtual bool done() = 0;
+  // Blocks until the work has finished; throws the work's error if it failed.
+  virtual void wait() = 0;
+};
+
+// Completion of a launch; shared by the futures that own the launch's arguments. Either finished
+// by finish() (the CPU backend runs synchronously), or made with the DeviceWork it waits for (a
+// GPU launch returns at once, and an error of the kernel surfaces at wait()).
 class Completion {
  public:
-  void finish(std::exception_ptr error = nullptr);
+  Completion() = default;
+  explicit Completion(std::unique_ptr<DeviceWork> work) : work_(std::move(work)) {}
+  // Marks the work done, with its error if any; the first call wins.
+  void finish(std::exception_ptr error = nullptr) { mark_done(std::move(error)); }
   bool ready() const;
-  // Blocks until the work is done; rethrows its error.
+  // Blocks until the work is done; rethrows its error (every time it is asked).
   void wait() const;
 
  private:
+  void mark_done(std::exception_ptr error) const;
+  // Asks the device work, blocking or not, and marks the completion done if it is.
+  void settle(bool block) const;
+
+  std::unique_ptr<DeviceWork> work_;  // null for work finished by finish()
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  bool done_ = false;
-  std::exception_ptr error_;
+  mutable bool done_ = false;
+  mutable std::exception_ptr error_;
 };
 
 // Traces the kernel body; called with parameters already described (names, kinds, dtypes, ranks,

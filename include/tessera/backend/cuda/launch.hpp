@@ -1,0 +1,36 @@
+// Launching a loaded kernel: the arguments are laid out as abi.hpp says (a TesseraGrid, then one
+// TesseraTensorRef per tensor parameter and each scalar as its own C type), the launch is checked
+// against the kernel's and the device's limits, and it is queued on the device's stream.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "tessera/backend/cuda/event.hpp"
+#include "tessera/backend/cuda/module.hpp"
+#include "tessera/backend/launch_args.hpp"
+
+namespace tessera::backend::cuda {
+
+// How one kernel parameter is passed.
+struct KernelParam {
+  bool tensor = true;  // Out or In: a TesseraTensorRef; else a scalar of `dtype`
+  DType dtype = DType::F32;
+};
+
+struct LaunchConfig {
+  int threads_per_block = 128;
+  size_t dynamic_shared_bytes = 0;
+};
+
+// Queues the kernel on its device's stream and returns the event recorded after it. The grid is
+// 1-D: min(tile blocks, the device's grid limit) blocks, and the kernel loops over the rest.
+// Throws LaunchError (naming the kernel, the limit and the value asked for) when the launch does
+// not fit, BackendError when the driver refuses it.
+std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
+                              const LaunchArgs& args, const LaunchConfig& config);
+
+// Launches on the device a TesseraGrid of `grid` would give: exposed for tests.
+int64_t grid_blocks(const Shape& grid, const DeviceProps& props);
+
+}  // namespace tessera::backend::cuda

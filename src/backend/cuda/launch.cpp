@@ -1,0 +1,133 @@
+#include "tessera/backend/cuda/launch.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/backend/cuda/abi.hpp"
+#include "tessera/backend/cuda/driver.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::backend::cuda {
+
+namespace {
+
+// Storage for one kernel argument, large and aligned enough for any of them.
+struct alignas(16) ArgSlot {
+  std::byte bytes[sizeof(TesseraTensorRef)];
+};
+
+template <class T>
+void put(ArgSlot& slot, T value) {
+  static_assert(sizeof(T) <= sizeof(ArgSlot));
+  std::memcpy(slot.bytes, &value, sizeof(T));
+}
+
+// A scalar as the C type the kernel declares for it (abi.hpp).
+void put_scalar(ArgSlot& slot, DType dtype, const ArgValue& v) {
+  switch (dtype) {
+    case DType::Bool:
+      return put(slot, static_cast<bool>(v.iscalar != 0));
+    case DType::I8:
+      return put(slot, static_cast<int8_t>(v.iscalar));
+    case DType::I16:
+      return put(slot, static_cast<int16_t>(v.iscalar));
+    case DType::I32:
+      return put(slot, static_cast<int32_t>(v.iscalar));
+    case DType::I64:
+      return put(slot, static_cast<long long>(v.iscalar));
+    case DType::U8:
+      return put(slot, static_cast<uint8_t>(v.iscalar));
+    case DType::F16:
+      return put(slot, half(v.scalar).bits);
+    case DType::BF16:
+      return put(slot, bfloat16(v.scalar).bits);
+    case DType::F32:
+      return put(slot, static_cast<float>(v.scalar));
+    case DType::F64:
+      return put(slot, v.scalar);
+  }
+  TESSERA_INTERNAL_CHECK(false, "unknown dtype");
+}
+
+TesseraTensorRef tensor_ref(const LoadedKernel& k, size_t index, const TensorArg& t) {
+  if (t.shape.size() > TESSERA_MAX_RANK)
+    fail<LaunchError>("kernel '", k.name, "': argument ", index + 1, " has rank ", t.shape.size(),
+                      ", but the CUDA backend passes tensors of rank up to ", TESSERA_MAX_RANK,
+                      "; reshape it, or run on the CPU backend");
+  TESSERA_INTERNAL_CHECK(t.strides.size() == t.shape.size(), "strides and shape disagree");
+  TesseraTensorRef ref{};
+  ref.data = t.data;
+  for (size_t d = 0; d < TESSERA_MAX_RANK; ++d) {
+    ref.shape[d] = d < t.shape.size() ? t.shape[d] : 1;
+    ref.strides[d] = d < t.strides.size() ? t.strides[d] : 0;
+  }
+  return ref;
+}
+
+}  // namespace
+
+int64_t grid_blocks(const Shape& grid, const DeviceProps& props) {
+  return std::min<int64_t>(numel(grid), props.max_grid_x);
+}
+
+std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
+                              const LaunchArgs& args, const LaunchConfig& config) {
+  const DeviceContext& ctx = *k.ctx;
+  const DeviceProps& props = ctx.props();
+  TESSERA_INTERNAL_CHECK(params.size() == args.args.size(), "kernel '", k.name, "' has ",
+                         params.size(), " parameters but ", args.args.size(), " arguments");
+
+  // The launch must fit the function (whose register use can lower the device's thread limit)
+  // and the device.
+  const int threads = config.threads_per_block;
+  if (threads <= 0 || threads > k.max_threads_per_block)
+    fail<LaunchError>("kernel '", k.name, "' is launched with ", threads,
+                      " threads per block, but on GPU cuda:", ctx.ordinal(), " (", props.name,
+                      ") it can run with 1 to ", k.max_threads_per_block, " (the device allows ",
+                      props.max_threads_per_block,
+                      "; the kernel's register use may allow fewer); use smaller tiles");
+  if (static_cast<int64_t>(config.dynamic_shared_bytes) > k.max_dynamic_shared_bytes)
+    fail<LaunchError>("kernel '", k.name, "' is launched with ", config.dynamic_shared_bytes,
+                      " bytes of dynamic shared memory, but it was loaded for at most ",
+                      k.max_dynamic_shared_bytes, " on GPU cuda:", ctx.ordinal(), " (", props.name,
+                      "); use smaller tiles");
+  if (args.grid.size() > TESSERA_MAX_RANK)
+    fail<LaunchError>("kernel '", k.name, "' has a grid of rank ", args.grid.size(),
+                      ", but the CUDA backend launches grids of rank up to ", TESSERA_MAX_RANK);
+
+  TesseraGrid grid{};
+  for (size_t d = 0; d < TESSERA_MAX_RANK; ++d)
+    grid.tiles[d] = d < args.grid.size() ? args.grid[d] : 1;
+  grid.total = numel(args.grid);
+  for (int64_t t : args.grid)
+    if (t < 0)
+      fail<LaunchError>("kernel '", k.name, "' has a negative grid ", to_string(args.grid));
+
+  std::vector<ArgSlot> slots(params.size() + 1);
+  std::vector<void*> pointers(params.size() + 1);
+  put(slots[0], grid);
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].tensor)
+      put(slots[i + 1], tensor_ref(k, i, args.args[i].tensor));
+    else
+      put_scalar(slots[i + 1], params[i].dtype, args.args[i]);
+  }
+  for (size_t i = 0; i < slots.size(); ++i) pointers[i] = slots[i].bytes;
+
+  ctx.make_current();
+  const int64_t blocks = grid_blocks(args.grid, props);
+  if (blocks > 0) {
+    const CUresult r = driver().cuLaunchKernel(
+        k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
+        static_cast<unsigned>(config.dynamic_shared_bytes), ctx.stream(), pointers.data(), nullptr);
+    // The context is built only on failure: this is the hot path of every launch.
+    if (r != CUDA_SUCCESS)
+      check(r, "cuLaunchKernel",
+            detail::cat("launching kernel '", k.name, "' (", blocks, " blocks of ", threads,
+                        " threads) on GPU cuda:", ctx.ordinal()));
+  }
+  // Recorded even for an empty grid, so that waiting still means "everything before is done".
+  return std::make_unique<Event>(ctx);
+}
+
+}  // namespace tessera::backend::cuda

@@ -1,0 +1,129 @@
+// The GPU half of the launch path: CUDA C++ source -> (JIT cache | NVRTC) -> cubin -> module on
+// the device -> launch on the device's stream -> a Completion that waits on the launch's event.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "gpu_context.hpp"
+#include "tessera/backend/cuda/event.hpp"
+#include "tessera/backend/cuda/launch.hpp"
+#include "tessera/backend/cuda/module.hpp"
+#include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/backend/cuda/nvrtc_info.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/runtime/compile.hpp"
+#include "tessera/runtime/gpu.hpp"
+#include "tessera/runtime/jit_cache.hpp"
+#include "tessera/runtime/launch.hpp"
+
+namespace tessera::runtime {
+
+namespace cuda = backend::cuda;
+
+class GpuKernel {
+ public:
+  cuda::LoadedKernel loaded;
+  std::vector<cuda::KernelParam> params;
+  cuda::LaunchConfig config;
+};
+
+namespace {
+
+// A launch's event, as the Completion sees it.
+class GpuWork final : public DeviceWork {
+ public:
+  explicit GpuWork(std::unique_ptr<cuda::Event> event) : event_(std::move(event)) {}
+  bool done() override { return event_->query(); }
+  void wait() override { event_->synchronize(); }
+
+ private:
+  std::unique_ptr<cuda::Event> event_;
+};
+
+// Writes one TESSERA_DUMP stage of a kernel to <dump_dir>/<name>.<hash>.<ext>, and says where.
+void dump(std::string_view stage, const std::string& name, const std::string& key,
+          std::string_view ext, std::string_view text) {
+  if (!dump_enabled(stage)) return;
+  namespace fs = std::filesystem;
+  const fs::path dir = dump_dir();
+  const fs::path file = dir / detail::cat(name, ".", hex64(fnv1a64(key)).substr(0, 8), ext);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out)
+    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": cannot write " << file << "\n";
+  else
+    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": wrote " << file << "\n";
+}
+
+}  // namespace
+
+std::string dump_dir() {
+  const char* env = std::getenv("TESSERA_DUMP_DIR");
+  return env && *env ? env : "tessera-dump";
+}
+
+std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k) {
+  const cuda::DeviceContext& ctx = gpu_context(d);
+  const cuda::Arch arch = cuda::exact_arch(ctx.props());
+  std::string options;
+  for (const std::string& o : cuda::default_compile_options(arch)) options += o + " ";
+  const std::string key = jit_key({.program = k.source,
+                                   .specialization = "entry=" + k.entry,
+                                   .arch = arch.str(),
+                                   .compiler_version = cuda::nvrtc_version(),
+                                   .options = options});
+
+  // One loaded kernel per device, key and launch configuration: modules are never unloaded, so
+  // this bounds them. (The configuration is not part of the JIT key: it does not change the cubin.)
+  std::string loaded_key =
+      detail::cat(d.index(), "|", k.threads_per_block, "|", k.dynamic_shared_bytes, "|");
+  for (const GpuParam& p : k.params)
+    loaded_key += detail::cat(static_cast<int>(p.kind), dtype_name(p.dtype), ",");
+  loaded_key += "|" + key;
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const GpuKernel>> loaded;
+  {
+    std::lock_guard lock(mu);
+    if (auto it = loaded.find(loaded_key); it != loaded.end()) return it->second;
+  }
+
+  dump("cuda", k.name, key, ".cu", k.source);
+  const std::string file_name = k.name + ".cu";
+  // PTX exists only where NVRTC runs; to dump it, compile even if the cache has the cubin.
+  std::optional<cuda::CompiledCuda> fresh;
+  if (dump_enabled("ptx")) {
+    fresh = cuda::compile_cuda(k.source, file_name, arch);
+    dump("ptx", k.name, key, ".ptx", fresh->ptx);
+  }
+  const JitCache::Blob cubin = JitCache::global().get(key, k.name, [&] {
+    if (fresh) return std::move(fresh->cubin);
+    cuda::CompiledCuda compiled = cuda::compile_cuda(k.source, file_name, arch);
+    if (!compiled.log.empty() && log_enabled("jit"))
+      std::cerr << "tessera jit: NVRTC said, compiling " << k.name << ":\n" << compiled.log << "\n";
+    return std::move(compiled.cubin);
+  });
+
+  auto kernel = std::make_shared<GpuKernel>();
+  kernel->loaded = cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes);
+  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes};
+  for (const GpuParam& p : k.params)
+    kernel->params.push_back({p.kind != ir::ParamKind::Scalar, p.dtype});
+
+  std::lock_guard lock(mu);
+  // Another thread may have loaded it meanwhile; keep the first, so that there is one.
+  return loaded.emplace(std::move(loaded_key), std::move(kernel)).first->second;
+}
+
+std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
+  std::unique_ptr<cuda::Event> event = cuda::launch(k.loaded, k.params, args, k.config);
+  return std::make_shared<Completion>(std::make_unique<GpuWork>(std::move(event)));
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,266 @@
+#include "tessera/runtime/jit_cache.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+
+#include "jit_entry.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::runtime {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+void log_jit(const std::string& line) {
+  if (log_enabled("jit")) std::cerr << "tessera jit: " << line << "\n";
+}
+
+// "1073741824", "512M", "1G", "64K" (binary multiples).
+uint64_t parse_size(std::string_view text) {
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  std::string_view rest(end, static_cast<size_t>(text.data() + text.size() - end));
+  uint64_t scale = 1;
+  if (rest == "K" || rest == "KiB")
+    scale = uint64_t{1} << 10;
+  else if (rest == "M" || rest == "MiB")
+    scale = uint64_t{1} << 20;
+  else if (rest == "G" || rest == "GiB")
+    scale = uint64_t{1} << 30;
+  else if (!rest.empty())
+    ec = std::errc::invalid_argument;
+  if (ec != std::errc() || text.empty())
+    fail<UsageError>("TESSERA_CACHE_MAX_BYTES='", text,
+                     "' is not a size; write a byte count such as 1073741824, or 512M or 1G "
+                     "(0 turns the disk cache off)");
+  return value * scale;
+}
+
+}  // namespace
+
+JitCache::Config JitCache::config_from_environment() {
+  Config c;
+  auto env = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  if (const char* dir = env("TESSERA_CACHE_DIR"))
+    c.dir = dir;
+  else if (const char* xdg = env("XDG_CACHE_HOME"))
+    c.dir = fs::path(xdg) / "tessera";
+  else if (const char* home = env("HOME"))
+    c.dir = fs::path(home) / ".cache" / "tessera";
+  if (const char* max = env("TESSERA_CACHE_MAX_BYTES")) c.max_bytes = parse_size(max);
+  return c;
+}
+
+JitCache& JitCache::global() {
+  // Leaked on purpose: kernels may still be looked up from static destructors.
+  static JitCache* cache = new JitCache(config_from_environment());
+  return *cache;
+}
+
+JitCache::JitCache(Config config) : config_(std::move(config)) {}
+
+fs::path JitCache::entry_path(const std::string& key) const {
+  return config_.dir / (hex64(fnv1a64(key)) + jit_entry::kExtension);
+}
+
+JitCache::Blob JitCache::get(const std::string& key, std::string_view label, const Build& build) {
+  std::promise<Blob> promise;
+  std::unique_lock lock(mu_);
+  if (auto it = memory_.find(key); it != memory_.end()) {
+    ++stats_.memory_hits;
+    const std::shared_future<Blob> pending = it->second;
+    lock.unlock();  // waiting for a build by another thread happens outside the lock
+    log_jit(detail::cat("memory hit ", label));
+    return pending.get();
+  }
+  memory_.emplace(key, promise.get_future().share());
+  lock.unlock();
+
+  // This caller builds; everyone else asking for the key meanwhile waits on the promise.
+  try {
+    Blob blob = load(key, label);
+    if (!blob) {
+      const auto t0 = Clock::now();
+      blob = std::make_shared<const std::vector<char>>(build());
+      log_jit(detail::cat("compiled ", label, " in ", ms_since(t0), " ms"));
+      {
+        std::lock_guard lock(mu_);
+        ++stats_.builds;
+      }
+      store(key, *blob);
+    }
+    promise.set_value(blob);
+    return blob;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    lock.lock();
+    memory_.erase(key);  // not remembered: the next caller tries again
+    throw;
+  }
+}
+
+JitCache::Blob JitCache::load(const std::string& key, std::string_view label) {
+  if (!disk_enabled()) return nullptr;
+  const auto t0 = Clock::now();
+  const fs::path path = entry_path(key);
+  jit_entry::ReadResult r = jit_entry::read(path, key);
+  if (r.payload) {
+    std::error_code ignored;
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ignored);  // recently used
+    log_jit(detail::cat("disk hit ", label, " in ", ms_since(t0), " ms"));
+    std::lock_guard lock(mu_);
+    ++stats_.disk_hits;
+    return std::make_shared<const std::vector<char>>(std::move(*r.payload));
+  }
+  if (!r.missing) {
+    log_jit(detail::cat("cache entry ", path.string(), " for ", label, " is unusable (", r.problem,
+                        "); deleting it and rebuilding"));
+    std::error_code ignored;
+    fs::remove(path, ignored);
+    std::lock_guard lock(mu_);
+    ++stats_.corrupt_entries;
+  }
+  return nullptr;
+}
+
+void JitCache::store(const std::string& key, const std::vector<char>& payload) {
+  if (!disk_enabled()) return;
+  const fs::path path = entry_path(key);
+  // An entry larger than the whole bound would evict everything and then itself.
+  if (sizeof(jit_entry::Header) + key.size() + payload.size() > config_.max_bytes) return;
+  std::error_code ec;
+  fs::create_directories(config_.dir, ec);
+  std::string problem = ec ? detail::cat("cannot create ", config_.dir.string(), ": ", ec.message())
+                           : jit_entry::write(path, key, payload);
+  if (!problem.empty()) {
+    log_jit("could not write the disk cache: " + problem);
+    std::lock_guard lock(mu_);
+    ++stats_.disk_errors;
+    return;
+  }
+  evict(path);
+}
+
+void JitCache::evict(const fs::path& keep) {
+  struct Entry {
+    fs::path path;
+    uint64_t bytes;
+    fs::file_time_type used;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    std::error_code e;
+    const auto mtime = fs::last_write_time(p, e);
+    if (e) continue;
+    if (jit_entry::is_temporary(p)) {
+      // A writer that died between write and rename leaves one; a live one renames within
+      // milliseconds.
+      if (now - mtime > std::chrono::minutes(10)) fs::remove(p, e);
+      continue;
+    }
+    if (p.extension() != jit_entry::kExtension) continue;
+    const uint64_t bytes = fs::file_size(p, e);
+    if (e) continue;
+    total += bytes;
+    entries.push_back({p, bytes, mtime});
+  }
+  if (total <= config_.max_bytes) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  uint64_t evicted = 0;
+  for (const Entry& e : entries) {
+    if (total <= config_.max_bytes) break;
+    if (e.path == keep) continue;
+    std::error_code r;
+    if (fs::remove(e.path, r)) {
+      total -= e.bytes;
+      ++evicted;
+    }
+  }
+  if (evicted) {
+    log_jit(detail::cat("evicted ", evicted, " least recently used entries to stay under ",
+                        config_.max_bytes, " bytes"));
+    std::lock_guard lock(mu_);
+    stats_.evictions += evicted;
+  }
+}
+
+JitCache::DiskUsage JitCache::disk_usage() const {
+  DiskUsage u;
+  std::error_code ec;
+  if (config_.dir.empty()) return u;
+  for (fs::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() != jit_entry::kExtension || jit_entry::is_temporary(it->path()))
+      continue;
+    std::error_code e;
+    const uint64_t bytes = fs::file_size(it->path(), e);
+    if (e) continue;
+    u.bytes += bytes;
+    ++u.entries;
+  }
+  return u;
+}
+
+size_t JitCache::clear_disk() {
+  size_t removed = 0;
+  std::error_code ec;
+  if (config_.dir.empty()) return 0;
+  std::vector<fs::path> doomed;
+  for (fs::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    if (p.extension() == jit_entry::kExtension || jit_entry::is_temporary(p)) doomed.push_back(p);
+  }
+  for (const fs::path& p : doomed) {
+    std::error_code e;
+    if (fs::remove(p, e) && !jit_entry::is_temporary(p)) ++removed;
+  }
+  return removed;
+}
+
+void JitCache::clear_memory() {
+  std::lock_guard lock(mu_);
+  memory_.clear();
+}
+
+bool JitCache::disk_writable(std::string* why) const {
+  auto no = [why](std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  };
+  if (config_.dir.empty())
+    return no("no cache folder: set TESSERA_CACHE_DIR, or HOME for ~/.cache/tessera");
+  if (config_.max_bytes == 0) return no("the disk cache is off (TESSERA_CACHE_MAX_BYTES=0)");
+  std::error_code ec;
+  fs::create_directories(config_.dir, ec);
+  if (ec) return no(detail::cat("cannot create ", config_.dir.string(), ": ", ec.message()));
+  const fs::path probe = config_.dir / ("doctor-probe" + std::string(".tmp.probe"));
+  const std::string problem = jit_entry::write(probe, "probe", {'o', 'k'});
+  std::error_code ignored;
+  fs::remove(probe, ignored);
+  if (!problem.empty()) return no(problem);
+  return true;
+}
+
+JitCache::Stats JitCache::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace tessera::runtime

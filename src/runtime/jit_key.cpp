@@ -1,0 +1,63 @@
+// The pieces of the JIT cache that are plain functions: hashing, keys, the log switch.
+#include <cstdlib>
+
+#include "tessera/core/error.hpp"
+#include "tessera/runtime/jit_cache.hpp"
+
+#ifndef TESSERA_VERSION
+#error "TESSERA_VERSION is defined by the build (CMakeLists.txt: the project's version)"
+#endif
+
+namespace tessera::runtime {
+
+uint64_t fnv1a64(std::string_view bytes, uint64_t hash) {
+  for (unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::string hex64(uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) out[static_cast<size_t>(i)] = kDigits[value & 0xf];
+  return out;
+}
+
+std::string_view tessera_version() {
+  return TESSERA_VERSION;
+}
+
+bool log_enabled(std::string_view topic) {
+  const char* env = std::getenv("TESSERA_LOG");
+  if (!env) return false;
+  std::string_view list(env);
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view item = list.substr(0, comma);
+    if (item == topic || item == "all") return true;
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+std::string jit_key(const JitKeyParts& p) {
+  std::string key;
+  key.reserve(p.program.size() + p.specialization.size() + p.options.size() + 128);
+  auto part = [&key](std::string_view name, std::string_view value) {
+    key += detail::cat(name, ":", value.size(), ":");
+    key += value;
+    key += '\n';
+  };
+  part("tessera", tessera_version());
+  part("arch", p.arch);
+  part("compiler", std::to_string(p.compiler_version));
+  part("options", p.options);
+  part("specialization", p.specialization);
+  part("program", p.program);
+  return key;
+}
+
+}  // namespace tessera::runtime

@@ -1,0 +1,118 @@
+// Completion: finished by finish() (CPU launches), or by the device work it holds (GPU launches,
+// whose errors surface at wait()). The device work here is a fake that the test controls.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "tessera/core/error.hpp"
+#include "tessera/runtime/launch.hpp"
+
+using namespace tessera;
+using namespace tessera::runtime;
+
+namespace {
+
+// Device work that finishes when the test says, failing if told to.
+class FakeWork : public DeviceWork {
+ public:
+  explicit FakeWork(std::atomic<int>& state, std::atomic<int>& waits)
+      : state_(state), waits_(waits) {}
+  // state: 0 running, 1 done, 2 failed
+  bool done() override {
+    if (state_ == 2) throw BackendError("CUDA driver call cuEventQuery failed: fake fault");
+    return state_ == 1;
+  }
+  void wait() override {
+    ++waits_;
+    while (state_ == 0) std::this_thread::yield();
+    if (state_ == 2) throw BackendError("CUDA driver call cuEventSynchronize failed: fake fault");
+  }
+
+ private:
+  std::atomic<int>& state_;
+  std::atomic<int>& waits_;
+};
+
+TEST(Completion, FinishedByFinishOnTheCpu) {
+  Completion c;
+  EXPECT_FALSE(c.ready());
+  c.finish();
+  EXPECT_TRUE(c.ready());
+  EXPECT_NO_THROW(c.wait());
+}
+
+TEST(Completion, FirstFinishWins) {
+  Completion c;
+  c.finish(std::make_exception_ptr(KernelError("first")));
+  c.finish();
+  EXPECT_THROW(c.wait(), KernelError);
+}
+
+TEST(Completion, ReadyAsksTheDeviceWithoutBlocking) {
+  std::atomic<int> state{0}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits));
+  EXPECT_FALSE(c.ready());
+  state = 1;
+  EXPECT_TRUE(c.ready());
+  EXPECT_EQ(waits.load(), 0);
+  EXPECT_NO_THROW(c.wait());
+  EXPECT_EQ(waits.load(), 0);  // already known to be done: the device is not asked again
+}
+
+TEST(Completion, WaitBlocksUntilTheDeviceWorkFinishes) {
+  std::atomic<int> state{0}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits));
+  std::thread device([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    state = 1;
+  });
+  c.wait();
+  EXPECT_EQ(state.load(), 1);
+  EXPECT_TRUE(c.ready());
+  device.join();
+}
+
+TEST(Completion, DeviceErrorSurfacesAtWaitEveryTime) {
+  std::atomic<int> state{2}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits));
+  for (int i = 0; i < 2; ++i) {
+    try {
+      c.wait();
+      FAIL() << "expected the device's BackendError";
+    } catch (const BackendError& e) {
+      EXPECT_NE(std::string(e.what()).find("fake fault"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(waits.load(), 1);
+  EXPECT_TRUE(c.ready());  // done, with an error
+}
+
+TEST(Completion, DeviceErrorSeenByReadyIsKeptForWait) {
+  std::atomic<int> state{2}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits));
+  EXPECT_TRUE(c.ready());
+  EXPECT_THROW(c.wait(), BackendError);
+  EXPECT_EQ(waits.load(), 0);
+}
+
+TEST(Completion, ConcurrentWaitersAllSeeTheDeviceError) {
+  std::atomic<int> state{0}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits));
+  std::atomic<int> errors{0};
+  std::vector<std::thread> waiters;
+  for (int i = 0; i < 4; ++i)
+    waiters.emplace_back([&] {
+      try {
+        c.wait();
+      } catch (const BackendError&) {
+        ++errors;
+      }
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  state = 2;
+  for (auto& t : waiters) t.join();
+  EXPECT_EQ(errors.load(), 4);
+}
+
+}  // namespace
