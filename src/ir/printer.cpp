@@ -36,7 +36,10 @@ class Printer {
   }
   std::string list(const std::vector<ValueId>& vs, size_t from = 0) {
     std::string s;
-    for (size_t i = from; i < vs.size(); ++i) s += (i > from ? ", " : "") + name(vs[i]);
+    for (size_t i = from; i < vs.size(); ++i) {
+      if (i > from) s += ", ";
+      s += name(vs[i]);
+    }
     return s;
   }
   static std::string number(double v) {

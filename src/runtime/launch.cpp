@@ -1,11 +1,14 @@
 #include "tessera/runtime/launch.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 
 #include "tessera/backend/cpu/interpreter.hpp"
+#include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
+#include "tessera/runtime/gpu.hpp"
 
 namespace tessera::runtime {
 
@@ -92,22 +95,52 @@ std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamK
                      k == ir::ParamKind::Out ? "Out" : k == ir::ParamKind::In ? "In" : "Scalar", ")");
 }
 
+// A specialization, compiled: its IR and, on a GPU, the kernel loaded there.
+struct Specialization {
+  std::shared_ptr<const CompiledKernel> kernel;
+  std::shared_ptr<const GpuKernel> gpu;
+};
+
 struct SpecializationCache {
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> entries;
+  std::unordered_map<std::string, Specialization> entries;
 };
 SpecializationCache& cache() {
   static SpecializationCache c;
   return c;
 }
 
+// What generated GPU code may assume about a tensor: contiguity of the innermost axis, and the
+// widest access (16, 8, 4, 2 or 1 bytes) that its base address and row starts allow.
+backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
+  backend::cuda::TensorSpec spec;
+  const Shape& strides = t.strides();
+  spec.inner_unit_stride = t.rank() == 0 || strides.back() == 1 || t.shape().back() == 1;
+  const auto es = static_cast<int64_t>(dtype_size(t.dtype()));
+  const auto address = reinterpret_cast<uintptr_t>(t.data());
+  int bytes = 16;
+  auto fits = [&](int b) {
+    if (address % static_cast<uintptr_t>(b) != 0) return false;
+    for (size_t d = 0; d + 1 < strides.size(); ++d)
+      if ((strides[d] * es) % b != 0) return false;
+    return true;
+  };
+  while (bytes > 1 && !fits(bytes)) bytes /= 2;
+  spec.vector_bytes = bytes;
+  return spec;
+}
+
 std::string specialization_key(const KernelSite& site, const std::vector<LaunchArg>& args,
-                               Device device) {
+                               Device device,
+                               const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
   std::string key = detail::cat(site.identity, "|", device.str());
-  for (const LaunchArg& a : args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
     key += detail::cat("|", static_cast<int>(a.kind), ":", dtype_name(a.dtype));
     if (a.tensor) key += detail::cat(":r", a.tensor->rank());
     if (a.kind == ir::ParamKind::Out) key += ":t" + to_string(a.tile);
+    if (!tensor_specs.empty() && a.tensor)
+      key += detail::cat(":s", tensor_specs[i].inner_unit_stride, tensor_specs[i].vector_bytes);
   }
   return key;
 }
@@ -182,15 +215,22 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     }
   }
 
-  // The specialization: traced and compiled once per key.
-  std::shared_ptr<const CompiledKernel> kernel;
+  // The specialization: traced and compiled once per key. On a GPU the key also holds each
+  // tensor's alignment class, which the generated code relies on.
+  std::vector<backend::cuda::TensorSpec> tensor_specs;
+  if (device->is_cuda()) {
+    tensor_specs.resize(args.size());
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].tensor) tensor_specs[i] = tensor_spec(*args[i].tensor);
+  }
+  Specialization spec;
   {
-    const std::string key = specialization_key(site, args, *device);
+    const std::string key = specialization_key(site, args, *device, tensor_specs);
     SpecializationCache& c = cache();
     std::lock_guard lock(c.mu);
     auto it = c.entries.find(key);
     if (it != c.entries.end()) {
-      kernel = it->second;
+      spec = it->second;
     } else {
       std::vector<ir::Param> params;
       for (size_t i = 0; i < args.size(); ++i) {
@@ -198,10 +238,17 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
         params.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
                                    a.tile});
       }
-      kernel = compile(trace(std::move(params)), *device);
-      c.entries.emplace(key, kernel);
+      spec.kernel = compile(trace(std::move(params)), *device);
+      if (device->is_cuda()) {
+        const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
+        const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
+        spec.gpu = gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
+                                         e.shared_bytes, gpu_params(spec.kernel->fn.params)});
+      }
+      c.entries.emplace(key, spec);
     }
   }
+  const std::shared_ptr<const CompiledKernel>& kernel = spec.kernel;
 
   backend::LaunchArgs launch_args;
   launch_args.grid = grid;
@@ -215,18 +262,17 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     launch_args.args.push_back(std::move(v));
   }
 
-  auto done = std::make_shared<Completion>();
   if (device->is_cpu()) {
+    auto done = std::make_shared<Completion>();
     try {
       backend::cpu::run(kernel->fn, launch_args);
       done->finish();
     } catch (...) {
       done->finish(std::current_exception());
     }
-  } else {
-    fail_launch("device ", device->str(), " has no backend in this build");
+    return done;
   }
-  return done;
+  return gpu_launch(*spec.gpu, launch_args);
 }
 
 }  // namespace tessera::runtime
