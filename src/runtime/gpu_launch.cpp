@@ -127,3 +127,14 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
 }
 
 }  // namespace tessera::runtime
+
+namespace tessera::runtime {
+
+std::vector<GpuParam> gpu_params(const std::vector<ir::Param>& params) {
+  std::vector<GpuParam> out;
+  out.reserve(params.size());
+  for (const ir::Param& p : params) out.push_back({p.kind, p.dtype});
+  return out;
+}
+
+}  // namespace tessera::runtime
