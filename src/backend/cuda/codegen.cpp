@@ -1,0 +1,338 @@
+// The CUDA code generator's driver: plans layouts, then writes one kernel that follows the
+// calling convention of abi.hpp. One CUDA block runs one tile block at a time: blockIdx.x walks
+// the tile blocks (row-major over grid.tiles) in steps of gridDim.x, so the host may launch fewer
+// blocks than there are tiles.
+#include "tessera/backend/cuda/codegen.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "codegen_emitter.hpp"
+#include "codegen_runtime.hpp"
+#include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/ir/printer.hpp"
+
+namespace tessera::backend::cuda {
+namespace detail {
+namespace {
+
+using ir::OpKind;
+
+std::string identifier(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out.empty() ? "k" : out;
+}
+
+// The last two components of a path: "examples/add.cpp".
+std::string short_path(const char* file) {
+  const std::string p = file ? file : "";
+  const size_t last = p.rfind('/');
+  if (last == std::string::npos || last == 0) return p;
+  const size_t before = p.rfind('/', last - 1);
+  return before == std::string::npos ? p : p.substr(before + 1);
+}
+
+// Printable ASCII only, and never a trailing backslash (which would continue a // comment).
+std::string comment_text(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  if (!out.empty() && out.back() == '\\') out += '.';
+  return out;
+}
+
+// Dynamic shared memory a block may use on each architecture (the host opts in above 48 KB).
+int64_t smem_limit(const Arch& a) {
+  if ((a.major == 8 && a.minor == 0) || (a.major == 8 && a.minor == 7)) return 166912;
+  if (a.major == 9 || a.major == 10) return 232448;
+  return 101376;
+}
+
+std::string param_ctype(DType t) {
+  return t == DType::Bool ? "bool" : storage_type(t);
+}
+
+}  // namespace
+
+Emitter::Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan)
+    : f_(f), spec_(spec), plan_(plan) {
+  def_.assign(f.values.size(), nullptr);
+  index_ops(f.body);
+  name_values();
+  ir_text();
+  for (size_t i = 0; i < f.params.size(); ++i)
+    param_vars_.push_back("p" + str(static_cast<int64_t>(i)) + "_" + identifier(f.params[i].name));
+  for (int d = 0; d < std::max(f.grid_rank, 1); ++d) tile_coords_.push_back("tile" + str(d));
+  coord_used_.assign(tile_coords_.size(), false);
+}
+
+void Emitter::index_ops(const ir::Block& b) {
+  std::vector<int> uses(f_.values.size(), 0);
+  ir::walk(b, [&](const ir::Op& op) {
+    const int index = static_cast<int>(op_index_.size());
+    op_index_[&op] = index;
+    for (ir::ValueId r : op.results) def_[r] = &op;
+    for (ir::ValueId v : op.operands) ++uses[v];
+  });
+  ir::walk(b, [&](const ir::Op& op) {
+    if (op.kind != OpKind::Store) return;
+    const ir::ValueId v = op.operands[0];
+    const DType t = type(v).dtype;
+    if ((t != DType::F16 && t != DType::BF16) || uses[v] != 1 || !def_[v]) return;
+    const ir::OpClass cls = ir::op_info(def_[v]->kind).cls;
+    if (cls == ir::OpClass::Unary || cls == ir::OpClass::UnaryFloat || cls == ir::OpClass::Cast ||
+        cls == ir::OpClass::Binary)
+      rounded_by_store_.insert(v);
+  });
+}
+
+// The IR printer numbers values in the order they are defined (results, then a loop's block
+// arguments); the kernel's variables use the same numbers, so `v7` is `%7` in the comments and
+// in TESSERA_DUMP=ir.
+void Emitter::name_values() {
+  names_.assign(f_.values.size(), "");
+  int next = 0;
+  ir::walk(f_.body, [&](const ir::Op& op) {
+    for (ir::ValueId r : op.results) names_[r] = "v" + str(next++);
+    if (op.kind == OpKind::For)
+      for (ir::ValueId a : op.regions[0].args) names_[a] = "v" + str(next++);
+  });
+  for (size_t v = 0; v < names_.size(); ++v)
+    if (names_[v].empty()) names_[v] = "unused" + str(static_cast<int64_t>(v));
+}
+
+// Each op's line of the printed IR, found by walking the printer's structure: a header line,
+// one line per op (more for a print whose text has newlines), "} else {" between regions, "}"
+// after them.
+void Emitter::ir_text() {
+  const std::string text = ir::print(f_);
+  std::vector<std::string> lines;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  size_t next = 1;
+  std::function<void(const ir::Block&)> walk = [&](const ir::Block& b) {
+    for (const ir::Op& op : b.ops) {
+      size_t n = 1;
+      if (op.kind == OpKind::Print)
+        n += std::count(op.attrs.text.begin(), op.attrs.text.end(), '\n');
+      std::string s;
+      for (size_t i = 0; i < n && next < lines.size(); ++i) {
+        const std::string& l = lines[next++];
+        s += (i ? "\\n" : "") + l.substr(std::min(l.find_first_not_of(' '), l.size()));
+      }
+      op_text_[&op] = s.empty() ? std::string(ir::mnemonic(op.kind)) : s;
+      for (size_t r = 0; r < op.regions.size(); ++r) {
+        if (r) ++next;
+        walk(op.regions[r]);
+      }
+      if (!op.regions.empty()) ++next;
+    }
+  };
+  walk(f_.body);
+}
+
+void Emitter::close(const std::string& tail) {
+  --depth_;
+  line(tail);
+}
+
+std::string Emitter::fresh(const std::string& base) {
+  const int n = fresh_[base]++;
+  return n == 0 ? base : base + "_" + str(n);
+}
+
+void Emitter::declare(const std::string& var, DType t, const Layout& l, const Shape& shape,
+                      const std::string& comment) {
+  const std::string c = comment.empty() ? "" : "  // " + comment;
+  if (l.kind == LayoutKind::Uniform)
+    line(reg_type(t), " ", var, ";", c);
+  else
+    line(reg_type(t), " ", var, "[", registers(l, shape), "];", c);
+}
+
+void Emitter::declare(ir::ValueId v, const std::string& init, bool constant) {
+  const Layout& l = layout(v);
+  TESSERA_INTERNAL_CHECK(l.kind != LayoutKind::Shared);
+  if (l.kind == LayoutKind::Uniform && !init.empty())
+    line(constant ? "const " : "", reg_type(type(v).dtype), " ", name(v), " = ", init, ";");
+  else
+    declare(name(v), type(v).dtype, l, type(v).shape,
+            l.kind == LayoutKind::Uniform ? "" : to_string(l));
+}
+
+std::string Emitter::at(const std::string& var, const Layout& l, const std::string& reg) {
+  return l.kind == LayoutKind::Uniform ? var : var + "[" + reg + "]";
+}
+
+Emitter::Operand Emitter::operand(const ir::Op& op, size_t i) {
+  const ir::ValueId v = op.operands[i];
+  auto want = plan_.convert.find({&op, i});
+  if (want == plan_.convert.end()) return {name(v), layout(v)};
+  const Layout& to = want->second;
+  const std::pair<ir::ValueId, std::string> key{v, to_string(to)};
+  for (auto scope = converted_.rbegin(); scope != converted_.rend(); ++scope)
+    if (auto it = scope->find(key); it != scope->end()) return {it->second, to};
+  const std::string var = convert(v, name(v), layout(v), to);
+  converted_.back()[key] = var;
+  return {var, to};
+}
+
+std::string Emitter::smem(const std::string& ctype, int64_t offset) {
+  uses_smem_ = true;
+  return "reinterpret_cast<" + ctype + "*>(tsr_smem + " + str(offset) + ")";
+}
+
+void Emitter::need_smem(int64_t bytes, const ir::Op& op, const std::string& what) {
+  const int64_t limit = smem_limit(spec_.arch);
+  if (bytes > limit)
+    fail_at<KernelError>(op.loc, "kernel '", f_.name, "': ", what, " needs ", bytes,
+                         " bytes of shared memory per block, more than the ", limit, " bytes ",
+                         spec_.arch.str(), " allows; use smaller tiles");
+  smem_bytes_ = std::max(smem_bytes_, bytes);
+}
+
+void Emitter::block(const ir::Block& b) {
+  converted_.emplace_back();
+  for (const ir::Op& op : b.ops) this->op(op);
+  converted_.pop_back();
+}
+
+void Emitter::op(const ir::Op& op) {
+  current_op_ = &op;
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
+  switch (op.kind) {
+    case OpKind::TileIndex:
+    case OpKind::NumTiles:
+    case OpKind::ScalarParam:
+    case OpKind::Dim:
+      return interface_op(op);
+    case OpKind::Constant:
+      return constant(op);
+    case OpKind::Iota:
+      return iota(op);
+    case OpKind::Neg:
+    case OpKind::Exp:
+    case OpKind::Log:
+    case OpKind::Sqrt:
+    case OpKind::Rsqrt:
+    case OpKind::Tanh:
+    case OpKind::Sin:
+    case OpKind::Cos:
+    case OpKind::Abs:
+    case OpKind::Not:
+      return unary(op);
+    case OpKind::Cast:
+      return cast_op(op);
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Max:
+    case OpKind::Min:
+    case OpKind::And:
+    case OpKind::Or:
+    case OpKind::CmpEq:
+    case OpKind::CmpNe:
+    case OpKind::CmpLt:
+    case OpKind::CmpLe:
+    case OpKind::CmpGt:
+    case OpKind::CmpGe:
+      return binary(op);
+    case OpKind::Select:
+      return select(op);
+    case OpKind::Broadcast:
+      return broadcast(op);
+    case OpKind::Reshape:
+      return reshape(op);
+    case OpKind::Permute:
+      return permute(op);
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMax:
+    case OpKind::ReduceMin:
+      return reduce(op);
+    case OpKind::Mma:
+      return mma(op);
+    case OpKind::Load:
+      return load(op);
+    case OpKind::Store:
+      return store(op);
+    case OpKind::For:
+      return for_loop(op);
+    case OpKind::If:
+      return if_op(op);
+    case OpKind::Print:
+      return print(op);
+    case OpKind::Yield:  // lowered by its parent (for_loop, if_op), never reached here
+    case OpKind::LocalLoad:
+    case OpKind::LocalStore:
+      break;
+  }
+  fail<InternalError>("internal error (a bug in Tessera): '", ir::mnemonic(op.kind),
+                      "' reached the CUDA emitter for kernel '", f_.name, "'");
+}
+
+EmittedKernel Emitter::run() {
+  // The body first: it tells which shared memory and thread facts the prologue must provide.
+  depth_ = 2;
+  block(f_.body);
+  const std::string body = out_.str();
+  out_.str("");
+  depth_ = 0;
+
+  EmittedKernel k;
+  k.entry = "tessera_" + identifier(f_.name);
+  k.threads = threads();
+  k.shared_bytes = static_cast<size_t>(smem_bytes_);
+
+  line("// ---- kernel '", comment_text(f_.name), "' (",
+       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
+       " ----");
+  line("// ", threads(), " threads per block; distributed tiles: thread t holds elements (k*",
+       threads(), " + t)*", vec(), " + [0, ", vec(), ").");
+  std::string params = "TesseraGrid grid";
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const ir::Param& p = f_.params[i];
+    params += ", ";
+    params +=
+        p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
+    params += " " + param_vars_[i];
+  }
+  open("extern \"C\" __global__ void __launch_bounds__(", threads(), ") ", k.entry, "(", params,
+       ")");
+  if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
+  line("const int tid = threadIdx.x;");
+  if (uses_lane_) line("const int lane = tid & 31;");
+  if (uses_warp_) line("const int warp = tid >> 5;");
+  open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  // This block's tile coordinate: row-major over grid.tiles, the last axis fastest.
+  const int rank = f_.grid_rank;
+  if (rank > 0 && std::any_of(coord_used_.begin(), coord_used_.end(), [](bool b) { return b; })) {
+    line("long long rest = blk;");
+    for (int d = rank - 1; d >= 0; --d) {
+      if (coord_used_[static_cast<size_t>(d)])
+        line("const int ", tile_coords_[static_cast<size_t>(d)], " = (int)(rest % grid.tiles[", d,
+             "]);");
+      if (d > 0) line("rest /= grid.tiles[", d, "];");
+    }
+  }
+  out_ << body;
+  close();
+  close();
+  k.source =
+      std::string(abi_source()) + "\n" + std::string(device_runtime_source()) + "\n" + out_.str();
+  return k;
+}
+
+}  // namespace detail
+
+EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
+  const LayoutPlan plan = plan_layouts(f, spec);
+  return detail::Emitter(f, spec, plan).run();
+}
+
+}  // namespace tessera::backend::cuda

@@ -1,0 +1,241 @@
+// Register layouts in code: loops over the registers of a layout, staging values in shared
+// memory, layout conversions, and the shape ops (broadcast, reshape, permute), which move
+// elements between threads through shared memory unless the layouts make them free.
+#include "codegen_emitter.hpp"
+
+namespace tessera::backend::cuda::detail {
+namespace {
+
+int64_t reg_bytes(DType t) {
+  return t == DType::F16 || t == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(t));
+}
+
+// Row-major indices of element `flat` of `shape` (flat < numel(shape)).
+std::vector<std::string> indices(const std::string& flat, const Shape& shape) {
+  const Shape strides = row_major_strides(shape);
+  std::vector<std::string> idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string e = "(" + flat + ")";
+    if (strides[d] != 1) e += " / " + str(strides[d]);
+    if (d != 0 && shape[d] != 1) e = "(" + e + ") % " + str(shape[d]);
+    if (shape[d] == 1) e = "0";
+    idx.push_back(e);
+  }
+  return idx;
+}
+
+std::string both(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + " && " + b;
+}
+
+const char* suffix(const Layout& l) {
+  switch (l.kind) {
+    case LayoutKind::Uniform:
+      return "u";
+    case LayoutKind::Distributed:
+      return "d";
+    case LayoutKind::Slice:
+      return "s";
+    case LayoutKind::MmaAcc:
+      return "m";
+    case LayoutKind::Shared:
+      return "sh";
+  }
+  return "x";
+}
+
+}  // namespace
+
+void Emitter::for_registers(const Layout& l, const Shape& shape,
+                            const std::function<void(const Reg&)>& body) {
+  const int64_t t = threads(), v = vec();
+  if (l.kind == LayoutKind::Distributed) {
+    const int64_t n = numel(shape);
+    const std::string valid = n % (t * v) != 0 ? "f < " + str(n) : "";
+    unroll();
+    open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
+    if (v > 1) {
+      unroll();
+      open("for (int e = 0; e < ", v, "; ++e)");
+      line("const int f = (k * ", t, " + tid) * ", v, " + e;");
+      body({"k * " + str(v) + " + e", "f", valid, ""});
+      close();
+    } else {
+      line("const int f = k * ", t, " + tid;");
+      body({"k", "f", valid, ""});
+    }
+    close();
+    return;
+  }
+  if (l.kind == LayoutKind::Slice) {
+    const int64_t n = numel(l.parent), row = l.parent.back();
+    unroll();
+    open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
+    line("const int pf = (k * ", t, " + tid) * ", v, ";  // first parent element of this vector");
+    body({"k", row == 1 ? "pf" : "pf / " + str(row), n % (t * v) != 0 ? "pf < " + str(n) : "",
+          row == 1 ? "" : "pf % " + str(row) + " == 0"});
+    close();
+    return;
+  }
+  TESSERA_INTERNAL_CHECK(l.kind == LayoutKind::MmaAcc, "no registers to loop over in layout ",
+                         to_string(l));
+  const MmaTiling m = mma_tiling(shape, threads());
+  const int per_frag_row = m.frags_n * 4;
+  line("{");
+  ++depth_;
+  line("const int wm = ", warp(), " / ", m.warps_n, ", wn = ", warp(), " % ", m.warps_n, ";");
+  unroll();
+  open("for (int i = 0; i < ", m.registers(), "; ++i)");
+  line("const int row = (wm * ", m.frags_m, " + i / ", per_frag_row, ") * 16 + (", lane(),
+       " >> 2) + ((i >> 1) & 1) * 8;");
+  line("const int col = (wn * ", m.frags_n, " + (i >> 2) % ", m.frags_n, ") * 8 + (", lane(),
+       " & 3) * 2 + (i & 1);");
+  const bool padded = m.rows() > m.m || m.cols() > m.n;
+  body({"i", "row * " + str(m.n) + " + col",
+        padded ? "row < " + str(m.m) + " && col < " + str(m.n) : "", ""});
+  close();
+  close();
+}
+
+void Emitter::stage(const std::string& var, const Layout& l, const Shape& shape,
+                    const std::string& dst) {
+  if (l.kind == LayoutKind::Uniform) {
+    line("for (int i = tid; i < ", numel(shape), "; i += ", threads(), ") ", dst, "[i] = ", var,
+         ";");
+    return;
+  }
+  for_registers(l, shape, [&](const Reg& r) {
+    const std::string cond = both(r.valid, r.owner);
+    line(cond.empty() ? "" : "if (" + cond + ") ", dst, "[", r.flat, "] = ", var, "[", r.reg, "];");
+  });
+}
+
+std::string Emitter::convert(ir::ValueId v, const std::string& var, const Layout& from,
+                             const Layout& to) {
+  const ir::Type& t = type(v);
+  const std::string out = fresh(var + "_" + suffix(to));
+  declare(out, t.dtype, to, t.shape, to_string(from) + " -> " + to_string(to));
+  if (from.kind == LayoutKind::Uniform) {
+    unroll();
+    line("for (int i = 0; i < ", registers(to, t.shape), "; ++i) ", out, "[i] = ", var, ";");
+    return out;
+  }
+  TESSERA_INTERNAL_CHECK(to.kind != LayoutKind::Uniform || numel(t.shape) == 1,
+                         "only single elements convert to the uniform layout");
+  const std::string rt = reg_type(t.dtype);
+  need_smem(numel(t.shape) * reg_bytes(t.dtype), *current_op_,
+            "converting a " + ir::to_string(t) + " tile from the " + to_string(from) + " to the " +
+                to_string(to) + " layout");
+  line("{");
+  ++depth_;
+  line(rt, "* s = ", smem(rt), ";");
+  barrier();
+  stage(var, from, t.shape, "s");
+  barrier();
+  if (to.kind == LayoutKind::Uniform) {
+    line(out, " = s[0];");
+  } else {
+    for_registers(to, t.shape, [&](const Reg& r) {
+      line(out, "[", r.reg, "] = ",
+           r.valid.empty() ? "s[" + r.flat + "]" : r.valid + " ? s[" + r.flat + "] : (" + rt + ")0",
+           ";");
+    });
+  }
+  close();
+  return out;
+}
+
+// Stages x in shared memory, then reads each element of the (distributed) result from the
+// element src(indices of the result) of x.
+void Emitter::gather(const ir::Op& op, const Operand& x,
+                     const std::function<std::string(const std::vector<std::string>&)>& src) {
+  const ir::Type& from = type(op.operands[0]);
+  const ir::ValueId r = op.results[0];
+  const std::string rt = reg_type(from.dtype);
+  need_smem(numel(from.shape) * reg_bytes(from.dtype), op,
+            "'" + std::string(ir::mnemonic(op.kind)) + "' of a " + ir::to_string(from) + " tile");
+  declare(r);
+  line("{");
+  ++depth_;
+  line(rt, "* s = ", smem(rt), ";");
+  barrier();
+  stage(x.var, x.layout, from.shape, "s");
+  barrier();
+  for_registers(layout(r), type(r).shape, [&](const Reg& g) {
+    const std::string read = "s[" + src(indices(g.flat, type(r).shape)) + "]";
+    line(name(r), "[", g.reg,
+         "] = ", g.valid.empty() ? read : g.valid + " ? " + read + " : (" + rt + ")0", ";");
+  });
+  close();
+}
+
+void Emitter::broadcast(const ir::Op& op) {
+  const Operand x = operand(op, 0);
+  const ir::ValueId r = op.results[0];
+  const Shape& from = type(op.operands[0]).shape;
+  const Shape& to = type(r).shape;
+  if (layout(r) == x.layout && (x.layout.kind == LayoutKind::Uniform || from == to)) {
+    alias(r, x.var);
+    return;
+  }
+  const int64_t t = threads(), v = vec(), regs = registers(layout(r), to);
+  // A reduction's slice over this very shape: each register already holds its row's value.
+  if (x.layout.kind == LayoutKind::Slice && x.layout.parent == to) {
+    declare(r);
+    unroll();
+    line("for (int i = 0; i < ", regs, "; ++i) ", name(r), "[i] = ", x.var, "[i / ", v, "];");
+    return;
+  }
+  // Leading axes added to a distributed tile whose size is a multiple of T*V: each thread
+  // already holds the elements it needs, repeating every `period` vectors.
+  if (x.layout.kind == LayoutKind::Distributed) {
+    size_t j = to.size();
+    while (j > 0 && from[j - 1] == to[j - 1]) --j;
+    bool leading = true;
+    for (size_t d = 0; d < j; ++d) leading &= from[d] == 1;
+    const int64_t n = numel(from);
+    if (leading && n % (t * v) == 0) {
+      const int64_t period = n / (t * v);
+      declare(r);
+      unroll();
+      line("for (int i = 0; i < ", regs, "; ++i) ", name(r), "[i] = ", x.var, "[(i / ", v, ") % ",
+           period, " * ", v, " + i % ", v, "];");
+      return;
+    }
+  }
+  const Shape strides = row_major_strides(from);
+  gather(op, x, [&](const std::vector<std::string>& idx) {
+    std::string s;
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (from[d] != 1) s += (s.empty() ? "" : " + ") + idx[d] + " * " + str(strides[d]);
+    return s.empty() ? std::string("0") : s;
+  });
+}
+
+void Emitter::reshape(const ir::Op& op) {
+  // Row-major order is unchanged: a distributed tile keeps its registers (the plan converted any
+  // other layout), a uniform one its value.
+  alias(op.results[0], operand(op, 0).var);
+}
+
+void Emitter::permute(const ir::Op& op) {
+  const Operand x = operand(op, 0);
+  const ir::ValueId r = op.results[0];
+  bool identity = true;
+  for (size_t d = 0; d < op.attrs.perm.size(); ++d) identity &= op.attrs.perm[d] == int64_t(d);
+  if (x.layout.kind == LayoutKind::Uniform || identity) {
+    alias(r, x.var);
+    return;
+  }
+  const Shape strides = row_major_strides(type(op.operands[0]).shape);
+  gather(op, x, [&](const std::vector<std::string>& idx) {
+    std::string s;
+    for (size_t d = 0; d < idx.size(); ++d)
+      s += (d ? " + " : "") + idx[d] + " * " + str(strides[static_cast<size_t>(op.attrs.perm[d])]);
+    return s;
+  });
+}
+
+}  // namespace tessera::backend::cuda::detail

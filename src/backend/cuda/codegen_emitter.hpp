@@ -1,0 +1,216 @@
+// The CUDA emitter's internals, shared by the codegen*.cpp files (each lowers one class of ops).
+// The emitter follows the LayoutPlan: every value has a layout and a C++ variable; an op reads
+// its operands through operand(), which materialises the plan's conversions, and writes its
+// result in the layout the plan gave it.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/layout.hpp"
+
+namespace tessera::backend::cuda::detail {
+
+// ---- C spellings of element types and values (codegen_types.cpp) -----------------------------
+// Registers hold f16/bf16 as float and bool as bool; memory holds them as their bit patterns.
+std::string reg_type(DType t);
+std::string storage_type(DType t);
+// Reductions accumulate f16/bf16 in f32 and narrow integers in int.
+std::string acc_type(DType t);
+// `v` rounded to t as the CPU backend rounds a constant, spelled as a literal of reg_type(t).
+std::string literal(DType t, double v);
+// `v` converted to t as a cast converts it (float -> integer saturates): load padding values.
+std::string cast_literal(DType t, double v);
+std::string from_storage(DType t, const std::string& s);
+std::string to_storage(DType t, const std::string& r);
+// An f32 result rounded to t (f16/bf16); other types: unchanged (assignment wraps integers).
+std::string round_to(DType t, const std::string& expr);
+// The cast op: x of type `from` converted to `to` (float -> int truncates and saturates). With
+// `round` false, a cast to f16/bf16 stops at the f32 value that a store's conversion rounds.
+std::string cast(DType from, DType to, const std::string& x, bool round = true);
+std::string str(int64_t v);
+
+class Emitter {
+ public:
+  Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan);
+  EmittedKernel run();
+
+  // ---- output ----
+  template <class... Args>
+  void line(Args&&... args) {
+    std::ostringstream s;
+    (s << ... << args);
+    out_ << std::string(2 * static_cast<size_t>(depth_), ' ') << s.str() << "\n";
+  }
+  template <class... Args>
+  void open(Args&&... head) {
+    line(std::forward<Args>(head)..., " {");
+    ++depth_;
+  }
+  void close(const std::string& tail = "}");
+  void unroll() { line("#pragma unroll"); }
+  // For run-time loops in the simple paths: unrolling them costs NVRTC seconds and buys little.
+  void no_unroll() { line("#pragma unroll 1"); }
+  void barrier() { line("__syncthreads();"); }
+
+  // ---- values ----
+  const ir::Function& fn() const { return f_; }
+  const LayoutPlan& plan() const { return plan_; }
+  int threads() const { return plan_.threads; }
+  int vec() const { return plan_.vec; }
+  const ir::Type& type(ir::ValueId v) const { return f_.type(v); }
+  const Layout& layout(ir::ValueId v) const { return plan_.of[v]; }
+  const std::string& name(ir::ValueId v) const { return names_.at(v); }
+  // v is held by an existing variable (a reshape, an identity permute, a loop's carried value).
+  void alias(ir::ValueId v, const std::string& var) { names_[v] = var; }
+  // Declares the variable of v (an array, or a scalar when uniform); `init` for uniform values.
+  void declare(ir::ValueId v, const std::string& init = "", bool constant = false);
+  void declare(const std::string& var, DType t, const Layout& l, const Shape& shape,
+               const std::string& comment = "");
+  int registers(const Layout& l, const Shape& shape) const { return plan_.registers(l, shape); }
+  // The dtype an elementwise result is rounded to where it is computed: its own, or f32 for an
+  // f16/bf16 value whose only use is a store, which rounds it anyway while converting it to
+  // memory (cvt.rn of the f32 value gives the same bits as rounding first), saving the
+  // round trip through the 16-bit type.
+  DType rounding(ir::ValueId v) const {
+    return rounded_by_store_.count(v) ? DType::F32 : type(v).dtype;
+  }
+
+  // An operand as the op reads it: its variable after the plan's conversion, and that layout.
+  struct Operand {
+    std::string var;
+    Layout layout;
+  };
+  Operand operand(const ir::Op& op, size_t i);
+  // Element `reg` of a variable in layout l (a uniform variable is every element).
+  static std::string at(const std::string& var, const Layout& l, const std::string& reg);
+  std::string at(ir::ValueId v, const std::string& reg) const {
+    return at(name(v), layout(v), reg);
+  }
+
+  // ---- register loops (codegen_convert.cpp) ----
+  // Inside the body: `reg` indexes the register array, `flat` is the element's row-major index in
+  // the value's shape, `valid` tells whether the register holds an element of the shape at all
+  // ("" = always), `owner` whether this register is the one that writes it out ("" = always).
+  struct Reg {
+    std::string reg, flat, valid, owner;
+  };
+  void for_registers(const Layout& l, const Shape& shape,
+                     const std::function<void(const Reg&)>& body);
+  // Writes a register-layout (or uniform) value into the shared-memory array `dst` (of its
+  // register type), row-major. Shared memory is reused by every op, so each use is bracketed:
+  // the caller emits a barrier before staging (earlier readers are done) and one after it
+  // (every element is written) before reading.
+  void stage(const std::string& var, const Layout& l, const Shape& shape, const std::string& dst);
+  // The conversion of v (held in `var`, layout `from`) to layout `to`, into a new variable, which
+  // it returns: a fill from a uniform value, else through shared memory.
+  std::string convert(ir::ValueId v, const std::string& var, const Layout& from, const Layout& to);
+
+  // ---- shared memory ----
+  // A pointer of type ctype* into the kernel's dynamic shared memory at byte `offset`.
+  // need_smem records that an op uses `bytes` from offset 0 (and fails, at the op's line, when
+  // that exceeds what the architecture gives a block).
+  std::string smem(const std::string& ctype, int64_t offset = 0);
+  void need_smem(int64_t bytes, const ir::Op& op, const std::string& what);
+
+  // ---- per-op facts ----
+  int op_index(const ir::Op& op) const { return op_index_.at(&op); }
+  const std::string& op_text(const ir::Op& op) const { return op_text_.at(&op); }
+  // This block's tile coordinate along `axis` (an int), the lane and the warp of this thread.
+  const std::string& tile_coord(int axis) {
+    coord_used_.at(static_cast<size_t>(axis)) = true;
+    return tile_coords_.at(static_cast<size_t>(axis));
+  }
+  std::string lane() {
+    uses_lane_ = true;
+    return "lane";
+  }
+  std::string warp() {
+    uses_warp_ = true;
+    return "warp";
+  }
+  std::string param_var(int p) const { return param_vars_.at(static_cast<size_t>(p)); }
+  const TensorSpec& spec(int p) const { return spec_.tensors.at(static_cast<size_t>(p)); }
+  const ir::Op* def(ir::ValueId v) const { return def_.at(v); }
+  std::string fresh(const std::string& base);
+
+  // ---- ops, one file per class ----
+  void block(const ir::Block& b);
+  void op(const ir::Op& op);
+  void interface_op(const ir::Op& op);  // codegen_control.cpp
+  void constant(const ir::Op& op);      // codegen_elementwise.cpp
+  void iota(const ir::Op& op);
+  void unary(const ir::Op& op);
+  void binary(const ir::Op& op);
+  void select(const ir::Op& op);
+  void cast_op(const ir::Op& op);
+  // An elementwise op: result[i] = expr(operand elements i), for every register of the result's
+  // layout (once, when it is uniform).
+  using Expr = std::function<std::string(const std::vector<std::string>&)>;
+  void map(const ir::Op& op, const Expr& expr);
+  void broadcast(const ir::Op& op);  // codegen_convert.cpp
+  // Stages operand 0 (x) in shared memory, then reads each element of the distributed result
+  // from element src(indices of the result element) of x.
+  void gather(const ir::Op& op, const Operand& x,
+              const std::function<std::string(const std::vector<std::string>&)>& src);
+  void reshape(const ir::Op& op);
+  void permute(const ir::Op& op);
+  void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  void mma(const ir::Op& op);     // codegen_mma.cpp
+  // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
+  // (`bits`) or register values.
+  void stage_operand(
+      const ir::Op& op, size_t i, const std::string& dst,
+      const std::function<std::string(const std::string&, const std::string&)>& index, bool bits);
+  void zero_region(const std::string& dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0,
+                   int64_t c1);
+  void load(const ir::Op& op);  // codegen_memory.cpp
+  void store(const ir::Op& op);
+  // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
+  // sink(row-major index expressions of the element, value expression in storage type).
+  using ElementSink =
+      std::function<void(const std::vector<std::string>& idx, const std::string& v)>;
+  void load_into(const ir::Op& load, const ElementSink& sink, bool storage_values);
+  // The walk over a tile in global memory shared by loads and stores (codegen_memory.cpp).
+  struct TileWalk;
+  void walk_tile(const TileWalk& w);
+  void for_loop(const ir::Op& op);  // codegen_control.cpp
+  void if_op(const ir::Op& op);
+  void print(const ir::Op& op);
+  // Assigns the yielded values to the variables of the parent's results (or carried values).
+  void yield_to(const ir::Op& yield, const std::vector<std::string>& targets,
+                const std::vector<Layout>& layouts);
+
+ private:
+  void index_ops(const ir::Block& b);
+  void name_values();
+  void ir_text();
+  void header();
+
+  const ir::Function& f_;
+  const KernelSpec& spec_;
+  const LayoutPlan& plan_;
+  std::ostringstream out_;
+  int depth_ = 0;
+  std::vector<std::string> names_;
+  std::vector<const ir::Op*> def_;
+  std::set<ir::ValueId> rounded_by_store_;
+  std::map<const ir::Op*, int> op_index_;
+  std::map<const ir::Op*, std::string> op_text_;
+  std::vector<std::string> tile_coords_, param_vars_;
+  // Conversions already emitted in the enclosing scopes: (value, layout) -> variable.
+  std::vector<std::map<std::pair<ir::ValueId, std::string>, std::string>> converted_;
+  int64_t smem_bytes_ = 0;
+  const ir::Op* current_op_ = nullptr;  // for the location of errors found while converting
+  bool uses_smem_ = false, uses_lane_ = false, uses_warp_ = false;
+  std::vector<bool> coord_used_;
+  std::map<std::string, int> fresh_;
+};
+
+}  // namespace tessera::backend::cuda::detail

@@ -1,0 +1,265 @@
+// Loads and stores. A tile access walks the tile in the distributed layout's order (thread t,
+// vector k: elements (k*T + t)*V + [0, V)), so consecutive threads touch consecutive vectors.
+// Each vector is cut into chunks of `chunk` elements that are accessed at once (4, 8 or 16
+// bytes) when the whole chunk lies inside the tensor; a chunk that straddles the tensor's edge
+// falls back to element accesses, masked: stores drop what lies outside, loads read the pad
+// value there (or, unpadded, report a bounds error and read the pad value). Addresses are
+// origin + index along each axis, times the tensor's strides, in 64-bit arithmetic.
+#include "codegen_emitter.hpp"
+
+namespace tessera::backend::cuda::detail {
+
+struct Emitter::TileWalk {
+  enum class Mode { LoadRegs, LoadSink, Store };
+  Mode mode = Mode::LoadRegs;
+  const ir::Op* op = nullptr;
+  int param = 0;
+  DType dtype = DType::F32;
+  Shape tile;
+  std::vector<std::string> origin;  // per axis: the tile's first element (long long)
+  int chunk = 1;
+  bool padded = true;
+  std::string pad;                    // loads: the value read outside the tensor
+  std::string regs;                   // LoadRegs: the destination array; Store: the source value
+  Layout regs_layout;                 // Store: the source's layout (uniform or distributed)
+  const ElementSink* sink = nullptr;  // LoadSink
+  bool storage_values = false;        // LoadSink: hand over storage values (else register values)
+};
+
+void Emitter::walk_tile(const TileWalk& w) {
+  using Mode = TileWalk::Mode;
+  const int64_t t = threads(), v = vec(), c = w.chunk, n = numel(w.tile);
+  const size_t rank = w.tile.size(), last = rank - 1;
+  const std::string ref = param_var(w.param), s = storage_type(w.dtype);
+  const bool load = w.mode != Mode::Store;
+  const std::string cq = load ? "const " : "";
+  line("{");
+  ++depth_;
+  line(cq, s, "* base = (", cq, s, "*)", ref, ".data;");
+  for (size_t d = 0; d < rank; ++d) line("const long long o", d, " = ", w.origin[d], ";");
+  unroll();
+  open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
+  const bool chunks = v / c > 1;
+  if (chunks) {
+    unroll();
+    open("for (int c = 0; c < ", v / c, "; ++c)");
+  }
+  line("const int f = (k * ", t, " + tid) * ", v, chunks ? " + c * " + str(c) : "", ";");
+  const std::string reg0 = v == 1 ? "k" : "k * " + str(v) + (chunks ? " + c * " + str(c) : "");
+  const bool ragged = n % (t * v) != 0;
+  if (ragged) open("if (f < ", n, ")");
+
+  // Indices in the tile, and in the tensor.
+  std::vector<std::string> idx;
+  {
+    const Shape strides = row_major_strides(w.tile);
+    for (size_t d = 0; d < rank; ++d) {
+      std::string e = "f";
+      if (strides[d] != 1) e = "(f / " + str(strides[d]) + ")";
+      if (d != 0) e = "(" + e + " % " + str(w.tile[d]) + ")";
+      idx.push_back(e);
+      line("const long long g", d, " = o", d, " + ", e, ";");
+    }
+  }
+  std::string outer, off, report_args;
+  for (size_t d = 0; d < rank; ++d) {
+    const std::string g = "g" + str(static_cast<int64_t>(d)),
+                      ext = ref + ".shape[" + str(static_cast<int64_t>(d)) + "]";
+    if (d < last) outer += g + " >= 0 && " + g + " < " + ext + " && ";
+    const bool unit = d == last && spec(w.param).inner_unit_stride;
+    off += (d ? " + " : "") +
+           (unit ? g : g + " * " + ref + ".strides[" + str(static_cast<int64_t>(d)) + "]");
+  }
+  line("const long long off = ", off, ";");
+  const std::string glast = "g" + str(static_cast<int64_t>(last));
+  const std::string ext_last = ref + ".shape[" + str(static_cast<int64_t>(last)) + "]";
+
+  // One element: register `reg`, tile indices `ix`, inside the tensor when `in`, at base[addr].
+  const auto element = [&](const std::string& reg, const std::vector<std::string>& ix,
+                           const std::string& addr, const std::string& g_inner) {
+    if (load && !w.padded) {
+      std::string args;
+      for (size_t d = 0; d < rank; ++d)
+        args += ", " + (d == last ? g_inner : "g" + str(static_cast<int64_t>(d))) + ", " + ref +
+                ".shape[" + str(static_cast<int64_t>(d)) + "]";
+      line("if (!in) tsr_bounds(", op_index(*w.op), ", blk", args, ");");
+    }
+    if (w.mode == Mode::LoadRegs) {
+      line(w.regs, "[", reg, "] = in ? ", from_storage(w.dtype, "base[" + addr + "]"), " : ", w.pad,
+           ";");
+    } else if (w.mode == Mode::LoadSink) {
+      const std::string read =
+          w.storage_values ? "base[" + addr + "]" : from_storage(w.dtype, "base[" + addr + "]");
+      (*w.sink)(ix, "(in ? " + read + " : " + w.pad + ")");
+    } else {
+      line("if (in) base[", addr, "] = ", to_storage(w.dtype, at(w.regs, w.regs_layout, reg)), ";");
+    }
+  };
+
+  if (c > 1) {
+    const int64_t words = c * static_cast<int64_t>(dtype_size(w.dtype)) / 4;
+    std::vector<std::string> ix = idx;
+    ix[last] = "(" + idx[last] + " + e)";
+    open("if (", outer, glast, " >= 0 && ", glast, " + ", c, " <= ", ext_last, ")");
+    line("unsigned w[", words, "]", w.mode == Mode::Store ? " = {}" : "", ";");
+    if (load) line("tsr_ld_words(base + off, w);");
+    const bool pairs =
+        (w.dtype == DType::F16 || w.dtype == DType::BF16) && w.mode != Mode::LoadSink;
+    const std::string x2 = w.dtype == DType::F16 ? "f16x2" : "bf16x2";
+    unroll();
+    if (pairs) {
+      // Two 16-bit floats per word, converted together.
+      open("for (int e = 0; e < ", c, "; e += 2)");
+      if (w.mode == Mode::LoadRegs)
+        line("tsr_", x2, "_to_f32(w[e / 2], ", w.regs, "[", reg0, " + e], ", w.regs, "[", reg0,
+             " + e + 1]);");
+      else
+        line("w[e / 2] = tsr_f32_to_", x2, "(", at(w.regs, w.regs_layout, reg0 + " + e"), ", ",
+             at(w.regs, w.regs_layout, reg0 + " + e + 1"), ");");
+    } else {
+      open("for (int e = 0; e < ", c, "; ++e)");
+      const std::string word = "tsr_word<" + s + ">::get(w, e)";
+      if (w.mode == Mode::LoadRegs)
+        line(w.regs, "[", reg0, " + e] = ", from_storage(w.dtype, word), ";");
+      else if (w.mode == Mode::LoadSink)
+        (*w.sink)(ix, w.storage_values ? word : from_storage(w.dtype, word));
+      else
+        line("tsr_word<", s, ">::put(w, e, ",
+             to_storage(w.dtype, at(w.regs, w.regs_layout, reg0 + " + e")), ");");
+    }
+    close();
+    if (!load) line("tsr_st_words(base + off, w);");
+    close("} else {");
+    ++depth_;
+    unroll();
+    open("for (int e = 0; e < ", c, "; ++e)");
+    line("const long long ge = ", glast, " + e;");
+    line("const bool in = ", outer, "ge >= 0 && ge < ", ext_last, ";");
+    element(reg0 + " + e", ix, "off + e", "ge");
+    close();
+    close();
+  } else {
+    line("const bool in = ", outer, glast, " >= 0 && ", glast, " < ", ext_last, ";");
+    element(reg0, idx, "off", glast);
+  }
+  if (ragged && w.mode == Mode::LoadRegs) {
+    // Registers past the tile's end hold the pad value, so later ops never read garbage.
+    close("} else {");
+    ++depth_;
+    if (c > 1) {
+      unroll();
+      line("for (int e = 0; e < ", c, "; ++e) ", w.regs, "[", reg0, " + e] = ", w.pad, ";");
+    } else {
+      line(w.regs, "[", reg0, "] = ", w.pad, ";");
+    }
+  }
+  if (ragged) close();
+  if (chunks) close();
+  close();
+  close();
+}
+
+void Emitter::load(const ir::Op& op) {
+  const ir::Attrs& a = op.attrs;
+  const ir::ValueId r = op.results[0];
+  if (layout(r).kind == LayoutKind::Shared) {
+    line("// (landed in shared memory by the mma that uses it)");
+    return;
+  }
+  const DType dt = f_.params.at(a.param).dtype;
+  if (a.shape.empty()) {  // a rank-0 tensor: its one element
+    declare(
+        r,
+        from_storage(dt, "((const " + storage_type(dt) + "*)" + param_var(a.param) + ".data)[0]"),
+        true);
+    return;
+  }
+  declare(r);
+  TileWalk w;
+  w.mode = TileWalk::Mode::LoadRegs;
+  w.op = &op;
+  w.param = a.param;
+  w.dtype = dt;
+  w.tile = a.shape;
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    w.origin.push_back("(long long)" + name(op.operands[d]) + " * " + str(a.shape[d]));
+  w.chunk = vector_chunk(dt, spec(a.param), a.shape, vec());
+  w.padded = a.padded;
+  w.pad = cast_literal(dt, a.padded ? a.value : 0.0);
+  w.regs = name(r);
+  walk_tile(w);
+}
+
+void Emitter::load_into(const ir::Op& op, const ElementSink& sink, bool storage_values) {
+  const ir::Attrs& a = op.attrs;
+  const DType dt = f_.params.at(a.param).dtype;
+  TileWalk w;
+  w.mode = TileWalk::Mode::LoadSink;
+  w.op = &op;
+  w.param = a.param;
+  w.dtype = dt;
+  w.tile = a.shape;
+  for (size_t d = 0; d < a.shape.size(); ++d)
+    w.origin.push_back("(long long)" + name(op.operands[d]) + " * " + str(a.shape[d]));
+  w.chunk = vector_chunk(dt, spec(a.param), a.shape, vec());
+  w.padded = a.padded;
+  const std::string pad = cast_literal(dt, a.padded ? a.value : 0.0);
+  w.pad = storage_values ? to_storage(dt, pad) : pad;
+  w.sink = &sink;
+  w.storage_values = storage_values;
+  walk_tile(w);
+}
+
+void Emitter::store(const ir::Op& op) {
+  const Operand x = operand(op, 0);
+  const int p = op.attrs.param;
+  const ir::Param& param = f_.params.at(p);
+  const Shape& tile = param.tile_shape;
+  const std::string ref = param_var(p), s = storage_type(param.dtype);
+  if (tile.empty()) {  // a rank-0 output: one element, written once
+    line("if (tid == 0) *(", s, "*)", ref, ".data = ", to_storage(param.dtype, x.var), ";");
+    return;
+  }
+  std::vector<std::string> origin;
+  for (size_t d = 0; d < tile.size(); ++d)
+    origin.push_back("(long long)" + tile_coord(static_cast<int>(d)) + " * " + str(tile[d]));
+  if (x.layout.kind == LayoutKind::MmaAcc) {
+    // Straight from the accumulator fragments: each thread stores the elements it holds.
+    line("{");
+    ++depth_;
+    line(s, "* base = (", s, "*)", ref, ".data;");
+    for (size_t d = 0; d < tile.size(); ++d) line("const long long o", d, " = ", origin[d], ";");
+    for_registers(x.layout, tile, [&](const Reg& g) {
+      const Shape strides = row_major_strides(tile);
+      std::string in = g.valid, off;
+      for (size_t d = 0; d < tile.size(); ++d) {
+        std::string i = "(" + g.flat + ")";
+        if (strides[d] != 1) i += " / " + str(strides[d]);
+        if (d != 0) i = "(" + i + ") % " + str(tile[d]);
+        const std::string gd = "g" + str(static_cast<int64_t>(d));
+        line("const long long ", gd, " = o", d, " + ", i, ";");
+        in += (in.empty() ? "" : " && ") + gd + " < " + ref + ".shape[" +
+              str(static_cast<int64_t>(d)) + "]";
+        off +=
+            (d ? " + " : "") + gd + " * " + ref + ".strides[" + str(static_cast<int64_t>(d)) + "]";
+      }
+      line("if (", in, ") base[", off, "] = ", to_storage(param.dtype, x.var + "[" + g.reg + "]"),
+           ";");
+    });
+    close();
+    return;
+  }
+  TileWalk w;
+  w.mode = TileWalk::Mode::Store;
+  w.op = &op;
+  w.param = p;
+  w.dtype = param.dtype;
+  w.tile = tile;
+  w.origin = origin;
+  w.chunk = vector_chunk(param.dtype, spec(p), tile, vec());
+  w.regs = x.var;
+  w.regs_layout = x.layout;
+  walk_tile(w);
+}
+
+}  // namespace tessera::backend::cuda::detail

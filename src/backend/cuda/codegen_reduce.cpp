@@ -1,0 +1,135 @@
+// Reductions (sum, max, min along one axis). f16/bf16 accumulate in f32, narrow integers in int
+// (wrapping at the end, as the CPU backend's exact sum does); max/min propagate NaN.
+//
+// Fast path (the plan gives the result the Slice layout): reducing the last axis of a
+// distributed tile whose rows are G = R/V vectors, G a power of two. A row is then held by a
+// group of min(G, T) consecutive threads (and, when G > T, by m = G/T of each thread's vectors):
+// each thread reduces its registers, the group reduces with __shfl_xor_sync, and groups wider than
+// a warp combine their warps' results through shared memory in a fixed order, so every thread of
+// the group ends with the same value.
+// Fallback: the tile goes to shared memory and each result element is reduced by the thread that
+// holds it, in the CPU backend's order. Simply correct, for any axis.
+#include "codegen_emitter.hpp"
+
+namespace tessera::backend::cuda::detail {
+namespace {
+
+std::string combine(ir::OpKind k, const std::string& a, const std::string& b) {
+  const char* f = k == ir::OpKind::ReduceSum   ? "tsr_add"
+                  : k == ir::OpKind::ReduceMax ? "tsr_max"
+                                               : "tsr_min";
+  return std::string(f) + "(" + a + ", " + b + ")";
+}
+
+int64_t bytes_of(const std::string& ctype) {
+  return ctype == "double" || ctype == "long long" ? 8 : 4;
+}
+
+}  // namespace
+
+void Emitter::reduce(const ir::Op& op) {
+  const Operand x = operand(op, 0);
+  const ir::ValueId r = op.results[0];
+  const DType dt = type(r).dtype;
+  const Shape& shape = type(op.operands[0]).shape;
+  const std::string acc = acc_type(dt), rt = reg_type(dt);
+  const bool sum = op.kind == ir::OpKind::ReduceSum;
+  declare(r);
+  line("{");
+  ++depth_;
+
+  if (layout(r).kind == LayoutKind::Slice) {
+    const int64_t t = threads(), v = vec(), n = numel(shape), row = shape.back();
+    const int64_t k_count = plan_.vectors(n), g = row / v, group = std::min(g, t);
+    const int64_t m = std::max<int64_t>(1, g / t), rows = k_count / m;
+    // 1. Each vector's own elements (and, when a row spans several of this thread's vectors,
+    //    those vectors together).
+    line(acc, " row[", rows, "];");
+    unroll();
+    open("for (int q = 0; q < ", rows, "; ++q)");
+    line(acc,
+         " p = ", sum ? "(" + acc + ")0" : "(" + acc + ")" + x.var + "[q * " + str(m * v) + "]",
+         ";");
+    unroll();
+    line("for (int e = ", sum ? 0 : 1, "; e < ", m * v, "; ++e) p = ",
+         combine(op.kind, "p", "(" + acc + ")" + x.var + "[q * " + str(m * v) + " + e]"), ";");
+    line("row[q] = p;");
+    close();
+    // 2. Across the lanes of the group within a warp.
+    if (const int64_t width = std::min<int64_t>(group, 32); width > 1) {
+      unroll();
+      open("for (int q = 0; q < ", rows, "; ++q)");
+      unroll();
+      line("for (int o = ", width / 2, "; o > 0; o >>= 1) row[q] = ",
+           combine(op.kind, "row[q]", "__shfl_xor_sync(0xffffffffu, row[q], o)"), ";");
+      close();
+    }
+    // 3. Across the warps of the group, through shared memory.
+    if (group > 32) {
+      const int64_t warps = t / 32, per_group = group / 32;
+      need_smem(rows * warps * bytes_of(acc), op, "a reduction across warps");
+      line(acc, "* s = ", smem(acc), ";");
+      barrier();
+      line("if (", lane(), " == 0) for (int q = 0; q < ", rows, "; ++q) s[q * ", warps, " + ",
+           warp(), "] = row[q];");
+      barrier();
+      line("const int first = ", warp(), " / ", per_group, " * ", per_group, ";");
+      unroll();
+      open("for (int q = 0; q < ", rows, "; ++q)");
+      line(acc, " p = s[q * ", warps, " + first];");
+      unroll();
+      line("for (int j = 1; j < ", per_group,
+           "; ++j) p = ", combine(op.kind, "p", "s[q * " + str(warps) + " + first + j]"), ";");
+      line("row[q] = p;");
+      close();
+    }
+    unroll();
+    line("for (int k = 0; k < ", k_count, "; ++k) ", name(r),
+         "[k] = ", round_to(dt, "row[k / " + str(m) + "]"), ";");
+    close();
+    return;
+  }
+
+  const DType st = type(op.operands[0]).dtype;
+  const int64_t n = numel(shape), extent = shape[static_cast<size_t>(op.attrs.axis)];
+  const int64_t elem =
+      st == DType::F16 || st == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(st));
+  need_smem(n * elem, op, "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
+  const std::string srt = reg_type(st);
+  line(srt, "* s = ", smem(srt), ";");
+  barrier();
+  stage(x.var, x.layout, shape, "s");
+  barrier();
+  const Shape& rshape = type(r).shape;
+  const Shape strides = row_major_strides(shape);
+  const Shape rstrides = row_major_strides(rshape);
+  for_registers(layout(r), rshape, [&](const Reg& g) {
+    std::string base;
+    for (size_t d = 0; d < rshape.size(); ++d) {
+      if (static_cast<int>(d) == op.attrs.axis || rshape[d] == 1) continue;
+      std::string i = "(" + g.flat + ")";
+      if (rstrides[d] != 1) i += " / " + str(rstrides[d]);
+      if (d != 0) i = "(" + i + ") % " + str(rshape[d]);
+      base += (base.empty() ? "" : " + ") + i + " * " + str(strides[d]);
+    }
+    if (base.empty()) base = "0";
+    const std::string at_j =
+        "(" + acc + ")s[b + j * " + str(strides[static_cast<size_t>(op.attrs.axis)]) + "]";
+    if (!g.valid.empty()) open("if (", g.valid, ")");
+    line("const int b = ", base, ";");
+    line(acc, " p = ", sum ? "(" + acc + ")0" : "(" + acc + ")s[b]", ";");
+    no_unroll();
+    line("for (int j = ", sum ? 0 : 1, "; j < ", extent, "; ++j) p = ", combine(op.kind, "p", at_j),
+         ";");
+    line(name(r), "[", g.reg, "] = ", round_to(dt, "p"), ";");
+    if (!g.valid.empty()) {
+      close("} else {");
+      ++depth_;
+      line(name(r), "[", g.reg, "] = (", rt, ")0;");
+      close();
+    }
+  });
+  close();
+}
+
+}  // namespace tessera::backend::cuda::detail

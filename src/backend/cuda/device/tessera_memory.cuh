@@ -1,0 +1,125 @@
+// Device runtime, part 2: global-memory access and the device-side error flag.
+
+// ---- errors ------------------------------------------------------------------------------------
+// Set once per module load by the first failing check of any launch, and read back by the host
+// after the launch completes (cuModuleGetGlobal "tessera_error" / "tessera_error_info"):
+//   tessera_error       0, or 1 + the pre-order index (ir::walk order) of the failing op
+//   tessera_error_info  [0] what: 1 = an unpadded load reached outside its tensor,
+//                                 2 = a for loop's step was not positive
+//                       [1] the axis (1) or the step (2)   [2] the element index along that axis
+//                       [3] the tensor's extent along it   [4] the linear index of the tile block
+// The failing access is skipped (the element reads as 0); the failing loop does not run.
+extern "C" {
+__device__ int tessera_error;
+__device__ long long tessera_error_info[5];
+}
+__device__ __noinline__ void tsr_report(int op, long long what, long long a, long long b,
+                                        long long c, long long block) {
+  if (atomicCAS(&tessera_error, 0, op + 1) == 0) {
+    tessera_error_info[0] = what;
+    tessera_error_info[1] = a;
+    tessera_error_info[2] = b;
+    tessera_error_info[3] = c;
+    tessera_error_info[4] = block;
+    __threadfence();
+  }
+}
+
+// An unpadded load reached outside its tensor: reports the first axis d with g_d outside [0, e_d).
+__device__ __noinline__ void tsr_bounds(int op, long long block, long long g0, long long e0,
+                                        long long g1 = 0, long long e1 = 1, long long g2 = 0,
+                                        long long e2 = 1, long long g3 = 0, long long e3 = 1) {
+  const long long g[4] = {g0, g1, g2, g3}, e[4] = {e0, e1, e2, e3};
+  for (int d = 0; d < 4; ++d)
+    if (g[d] < 0 || g[d] >= e[d]) {
+      tsr_report(op, 1, d, g[d], e[d], block);
+      return;
+    }
+}
+
+// ---- vector accesses: 4, 8 or 16 bytes as 32-bit words ----------------------------------------
+// Inputs are read-only for the whole launch and never alias an output (the launcher checks), so
+// loads may go through the non-coherent read-only path.
+__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[4]) {
+  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+               : "l"(p));
+}
+__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
+  asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+}
+__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
+  asm("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+}
+__device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[4]) {
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]),
+               "r"(w[2]), "r"(w[3])
+               : "memory");
+}
+__device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[2]) {
+  asm volatile("st.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
+}
+__device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[1]) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(w[0]) : "memory");
+}
+
+// Element e of a little-endian word array, as storage type S (e is a constant after unrolling).
+template <class S>
+struct tsr_word;
+template <>
+struct tsr_word<float> {
+  static __device__ __forceinline__ float get(const unsigned* w, int e) { return __uint_as_float(w[e]); }
+  static __device__ __forceinline__ void put(unsigned* w, int e, float x) { w[e] = __float_as_uint(x); }
+};
+template <>
+struct tsr_word<int> {
+  static __device__ __forceinline__ int get(const unsigned* w, int e) { return (int)w[e]; }
+  static __device__ __forceinline__ void put(unsigned* w, int e, int x) { w[e] = (unsigned)x; }
+};
+template <>
+struct tsr_word<double> {
+  static __device__ __forceinline__ double get(const unsigned* w, int e) {
+    return __hiloint2double((int)w[2 * e + 1], (int)w[2 * e]);
+  }
+  static __device__ __forceinline__ void put(unsigned* w, int e, double x) {
+    w[2 * e] = (unsigned)__double2loint(x);
+    w[2 * e + 1] = (unsigned)__double2hiint(x);
+  }
+};
+template <>
+struct tsr_word<long long> {
+  static __device__ __forceinline__ long long get(const unsigned* w, int e) {
+    return (long long)(((tsr_u64)w[2 * e + 1] << 32) | w[2 * e]);
+  }
+  static __device__ __forceinline__ void put(unsigned* w, int e, long long x) {
+    w[2 * e] = (unsigned)(tsr_u64)x;
+    w[2 * e + 1] = (unsigned)((tsr_u64)x >> 32);
+  }
+};
+// Sub-word types: put() ORs into the word, so the word array starts zeroed.
+template <class S, int BITS>
+struct tsr_subword {
+  static __device__ __forceinline__ S get(const unsigned* w, int e) {
+    const int per = 32 / BITS;
+    return (S)(w[e / per] >> ((e % per) * BITS));
+  }
+  static __device__ __forceinline__ void put(unsigned* w, int e, S x) {
+    const int per = 32 / BITS;
+    w[e / per] |= ((unsigned)x & ((1u << BITS) - 1u)) << ((e % per) * BITS);
+  }
+};
+template <>
+struct tsr_word<unsigned short> : tsr_subword<unsigned short, 16> {
+  // A register split rather than a shift and an integer conversion.
+  static __device__ __forceinline__ unsigned short get(const unsigned* w, int e) {
+    unsigned short lo, hi;
+    asm("mov.b32 {%0, %1}, %2;" : "=h"(lo), "=h"(hi) : "r"(w[e >> 1]));
+    return (e & 1) ? hi : lo;
+  }
+};
+template <>
+struct tsr_word<short> : tsr_subword<short, 16> {};
+template <>
+struct tsr_word<unsigned char> : tsr_subword<unsigned char, 8> {};
+template <>
+struct tsr_word<signed char> : tsr_subword<signed char, 8> {};

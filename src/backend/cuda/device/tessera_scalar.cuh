@@ -1,0 +1,140 @@
+// Device runtime, part 1: element types and scalar semantics. Every generated kernel starts with
+// this text (embedded in the library), so it uses nothing but CUDA built-ins: no headers, which
+// keeps NVRTC fast and independent of the toolkit's include folder.
+//
+// The semantics are the CPU backend's (src/backend/cpu/elements.cpp, interpreter.cpp):
+//  - f16 and bf16 values live in registers as float holding a value the 16-bit type represents;
+//    each op computes in f32 and rounds its result to the type. (f32 has at least 2p+2 bits for
+//    both, so + - * / sqrt give exactly the CPU's double-then-round results.)
+//  - integer arithmetic wraps (two's complement) at the type's width; division by zero gives 0.
+//  - max/min propagate NaN; float-to-integer casts truncate, saturate, and turn NaN into 0.
+
+// ---- 16-bit floats ---------------------------------------------------------------------------
+__device__ __forceinline__ float tsr_f16_to_f32(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ unsigned short tsr_f32_to_f16(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float tsr_bf16_to_f32(unsigned short h) {
+  return __uint_as_float(static_cast<unsigned>(h) << 16);
+}
+__device__ __forceinline__ unsigned short tsr_f32_to_bf16(float f) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+// Round an f32 result to the nearest f16 / bf16 value (ties to even), kept as float.
+__device__ __forceinline__ float tsr_round_f16(float f) { return tsr_f16_to_f32(tsr_f32_to_f16(f)); }
+__device__ __forceinline__ float tsr_round_bf16(float f) {
+  return tsr_bf16_to_f32(tsr_f32_to_bf16(f));
+}
+
+// x rounded to float, to odd: an inexact result is truncated and gets its lowest bit set. Rounding
+// that float on to f16 or bf16 then gives the correctly rounded result of x, as the CPU backend
+// does; through a float rounded to nearest it could round twice.
+__device__ __forceinline__ float tsr_odd_f32(double x) {
+  float f = __double2float_rz(x);
+  if ((double)f != x && x == x) f = __int_as_float(__float_as_int(f) | 1);
+  return f;
+}
+
+// Two 16-bit floats in one 32-bit word (the lower-addressed element in the low half), to and
+// from float: the 16-byte accesses of f16/bf16 tiles convert a pair per instruction where the
+// hardware can, and never move halves through integer conversions.
+__device__ __forceinline__ void tsr_f16x2_to_f32(unsigned w, float& lo, float& hi) {
+  asm("{.reg .b16 l, h;\n\tmov.b32 {l, h}, %2;\n\tcvt.f32.f16 %0, l;\n\tcvt.f32.f16 %1, h;}"
+      : "=f"(lo), "=f"(hi)
+      : "r"(w));
+}
+__device__ __forceinline__ unsigned tsr_f32_to_f16x2(float lo, float hi) {
+  unsigned w;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
+__device__ __forceinline__ void tsr_bf16x2_to_f32(unsigned w, float& lo, float& hi) {
+  lo = __uint_as_float(w << 16);
+  hi = __uint_as_float(w & 0xffff0000u);
+}
+__device__ __forceinline__ unsigned tsr_f32_to_bf16x2(float lo, float hi) {
+  unsigned w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+}
+
+__device__ __forceinline__ float tsr_inf_f32() { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ float tsr_nan_f32() { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double tsr_inf_f64() { return __longlong_as_double(0x7ff0000000000000LL); }
+__device__ __forceinline__ double tsr_nan_f64() { return __longlong_as_double(0x7ff8000000000000LL); }
+
+// ---- wrapping integer arithmetic (narrower types are promoted to int and wrap on assignment) ---
+__device__ __forceinline__ int tsr_add(int a, int b) { return (int)((unsigned)a + (unsigned)b); }
+__device__ __forceinline__ int tsr_sub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }
+__device__ __forceinline__ int tsr_mul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }
+__device__ __forceinline__ int tsr_neg(int a) { return (int)(0u - (unsigned)a); }
+__device__ __forceinline__ int tsr_div(int a, int b) {
+  return b == 0 ? 0 : b == -1 ? tsr_neg(a) : a / b;
+}
+__device__ __forceinline__ int tsr_abs(int a) { return a < 0 ? tsr_neg(a) : a; }
+__device__ __forceinline__ int tsr_max(int a, int b) { return a < b ? b : a; }
+__device__ __forceinline__ int tsr_min(int a, int b) { return b < a ? b : a; }
+
+typedef unsigned long long tsr_u64;
+__device__ __forceinline__ long long tsr_add(long long a, long long b) {
+  return (long long)((tsr_u64)a + (tsr_u64)b);
+}
+__device__ __forceinline__ long long tsr_sub(long long a, long long b) {
+  return (long long)((tsr_u64)a - (tsr_u64)b);
+}
+__device__ __forceinline__ long long tsr_mul(long long a, long long b) {
+  return (long long)((tsr_u64)a * (tsr_u64)b);
+}
+__device__ __forceinline__ long long tsr_neg(long long a) { return (long long)(0ull - (tsr_u64)a); }
+__device__ __forceinline__ long long tsr_div(long long a, long long b) {
+  return b == 0 ? 0 : b == -1 ? tsr_neg(a) : a / b;
+}
+__device__ __forceinline__ long long tsr_abs(long long a) { return a < 0 ? tsr_neg(a) : a; }
+__device__ __forceinline__ long long tsr_max(long long a, long long b) { return a < b ? b : a; }
+__device__ __forceinline__ long long tsr_min(long long a, long long b) { return b < a ? b : a; }
+
+// ---- floating point (IEEE: the kernel is compiled without fast-math) --------------------------
+__device__ __forceinline__ float tsr_add(float a, float b) { return a + b; }
+__device__ __forceinline__ float tsr_sub(float a, float b) { return a - b; }
+__device__ __forceinline__ float tsr_mul(float a, float b) { return a * b; }
+__device__ __forceinline__ float tsr_div(float a, float b) { return a / b; }
+__device__ __forceinline__ float tsr_neg(float a) { return -a; }
+__device__ __forceinline__ float tsr_abs(float a) { return fabsf(a); }
+__device__ __forceinline__ float tsr_max(float a, float b) {
+  return (a != a || b != b) ? tsr_nan_f32() : (a < b ? b : a);
+}
+__device__ __forceinline__ float tsr_min(float a, float b) {
+  return (a != a || b != b) ? tsr_nan_f32() : (b < a ? b : a);
+}
+__device__ __forceinline__ double tsr_add(double a, double b) { return a + b; }
+__device__ __forceinline__ double tsr_sub(double a, double b) { return a - b; }
+__device__ __forceinline__ double tsr_mul(double a, double b) { return a * b; }
+__device__ __forceinline__ double tsr_div(double a, double b) { return a / b; }
+__device__ __forceinline__ double tsr_neg(double a) { return -a; }
+__device__ __forceinline__ double tsr_abs(double a) { return fabs(a); }
+__device__ __forceinline__ double tsr_max(double a, double b) {
+  return (a != a || b != b) ? tsr_nan_f64() : (a < b ? b : a);
+}
+__device__ __forceinline__ double tsr_min(double a, double b) {
+  return (a != a || b != b) ? tsr_nan_f64() : (b < a ? b : a);
+}
+
+// ---- float -> integer casts: truncate toward zero, saturate to [lo, hi], NaN -> 0 -------------
+__device__ __forceinline__ long long tsr_f2i(double x, double lo, double hi) {
+  return x != x ? 0 : x <= lo ? (long long)lo : x >= hi ? (long long)hi : (long long)x;
+}
+__device__ __forceinline__ long long tsr_f2i64(double x) {
+  // 2^63 is not an int64; saturate before converting.
+  return x != x                      ? 0
+         : x >= 9.2233720368547758e18  ? 0x7fffffffffffffffLL
+         : x <= -9.2233720368547758e18 ? (-0x7fffffffffffffffLL - 1)
+                                       : (long long)x;
+}

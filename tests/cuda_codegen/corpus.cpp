@@ -1,0 +1,358 @@
+#include "corpus.hpp"
+
+#include <gtest/gtest.h>
+
+#include <tessera/tessera.hpp>
+
+#include "tessera/analysis/dce.hpp"
+#include "tessera/analysis/promote_locals.hpp"
+#include "tessera/ir/printer.hpp"
+#include "tessera/ir/verifier.hpp"
+#include "tile/trace_kernel.hpp"
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+
+// ---- elementwise -------------------------------------------------------------------------------
+
+template <Element T>
+ir::Function add(int64_t tile) {
+  const DType d = dtype_v<T>;
+  return trace_kernel<Out<T>, In<T>, In<T>>(
+      "add", {out_param("z", d, {tile}), in_param("x", d, 1), in_param("y", d, 1)},
+      [](Out<T> z, In<T> x, In<T> y) { z.store(load_like(x, z) + load_like(y, z)); });
+}
+
+ir::Function saxpy() {
+  return trace_kernel<Out<float>, In<float>, In<float>, Scalar<float>>(
+      "saxpy",
+      {out_param("z", DType::F32, {1024}), in_param("x", DType::F32, 1),
+       in_param("y", DType::F32, 1), scalar_param("a", DType::F32)},
+      [](Out<float> z, In<float> x, In<float> y, Scalar<float> a) {
+        z.store(a * load_like(x, z) + load_like(y, z));
+      });
+}
+
+// Every float unary and binary op, compares, select and the bool ops, on a 3-D grid.
+ir::Function float_math() {
+  return trace_kernel<Out<float>, In<float>, In<float>>(
+      "float_math",
+      {out_param("z", DType::F32, {2, 4, 32}), in_param("x", DType::F32, 3),
+       in_param("y", DType::F32, 3)},
+      [](Out<float> z, In<float> x, In<float> y) {
+        auto a = load_like(x, z), b = load_like(y, z, Pad::value_of(1));
+        auto u = exp(a) + log(abs(b)) - sqrt(abs(a)) * rsqrt(abs(b) + 1.0f);
+        auto v = tanh(u) / (sin(a) + 2.0f) + cos(b) + (-a);
+        auto big = ((a > b) & !(a == b)) | (a <= 0.5f);
+        auto w = select(big, maximum(u, v), minimum(u, v));
+        auto c = select((w != w) | (w < -1.0f) | (w >= 1.0f), a, w);
+        z.store(c);
+      });
+}
+
+// Integer arithmetic of every width, wrapping, and casts between all dtypes.
+ir::Function integer_math() {
+  return trace_kernel<Out<int32_t>, In<int32_t>, In<int32_t>>(
+      "integer_math",
+      {out_param("z", DType::I32, {256}), in_param("x", DType::I32, 1),
+       in_param("y", DType::I32, 1)},
+      [](Out<int32_t> z, In<int32_t> x, In<int32_t> y) {
+        auto a = load_like(x, z), b = load_like(y, z);
+        auto i32 =
+            (a + b) * (a - b) / b + maximum(a, b) - minimum(a, b) + abs(-a) + (a & b) + (a | b);
+        auto i8 = a.cast<int8_t>() * b.cast<int8_t>() / a.cast<int8_t>();
+        auto i16 = a.cast<int16_t>() - b.cast<int16_t>();
+        auto u8 = a.cast<uint8_t>() + b.cast<uint8_t>();
+        auto i64 = a.cast<int64_t>() * b.cast<int64_t>() / (b.cast<int64_t>() + int64_t{1});
+        auto sum = i32 + i8.cast<int32_t>() + i16.cast<int32_t>() + u8.cast<int32_t>() +
+                   i64.cast<int32_t>();
+        z.store(select(a < b, sum, a.cast<bool>().cast<int32_t>()));
+      });
+}
+
+// Casts between every pair of (non-bool) dtypes through f32, and f16/bf16 arithmetic.
+ir::Function casts() {
+  return trace_kernel<Out<half>, In<float>, In<bfloat16>>(
+      "casts",
+      {out_param("z", DType::F16, {512}), in_param("x", DType::F32, 1),
+       in_param("y", DType::BF16, 1)},
+      [](Out<half> z, In<float> x, In<bfloat16> y) {
+        auto a = load_like(x, z);
+        auto b = load_like(y, z);
+        auto t = a.cast<int8_t>().cast<float>() + a.cast<int16_t>().cast<float>() +
+                 a.cast<int32_t>().cast<float>() + a.cast<int64_t>().cast<float>() +
+                 a.cast<uint8_t>().cast<float>() + a.cast<double>().cast<float>() +
+                 a.cast<half>().cast<float>() + a.cast<bool>().cast<float>();
+        auto h = t.cast<half>() * b.cast<half>() + exp(b).cast<half>();
+        auto d = h.cast<double>() / a.cast<double>();
+        z.store(d.cast<half>() - b.cast<half>());
+      });
+}
+
+// ---- shapes ------------------------------------------------------------------------------------
+
+// iota, transpose (a gather through shared memory), reshape, and broadcasts that are free and
+// that are not.
+ir::Function shapes() {
+  return trace_kernel<Out<float>, In<float>, In<float>>(
+      "shapes",
+      {out_param("z", DType::F32, {16, 32}), in_param("x", DType::F32, 2),
+       in_param("col", DType::F32, 2)},
+      [](Out<float> z, In<float> x, In<float> col) {
+        auto t = load(x, {z.tile_index(1), z.tile_index(0)}, {32, 16}).transpose();
+        auto i = iota<float>({16, 32}, 0) * 100.0f + iota<int32_t>({16, 32}, 1).cast<float>();
+        auto c = load(col, {z.tile_index(0), 0}, {16, 1});  // [16, 1] -> [16, 32]: not free
+        auto r = load(x, {0, z.tile_index(1)}, {1, 32});    // [1, 32] -> [16, 32]
+        auto flat = (t + i + c + r).reshape({512}).reshape({16, 32});
+        z.store(flat.permute({0, 1}));
+      });
+}
+
+// ---- reductions --------------------------------------------------------------------------------
+
+// One row of 4096 f16 per tile: the row spans the whole block (shuffles, then shared memory).
+ir::Function softmax_f16() {
+  return trace_kernel<Out<half>, In<half>>(
+      "softmax_f16", {out_param("z", DType::F16, {1, 4096}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto t = load_like(x, z, Pad::neg_inf()).cast<float>();
+        auto e = exp(t - max(t, 1));
+        z.store((e / sum(e, 1)).cast<half>());
+      });
+}
+
+// Rows of 256 f32, eight per tile: each row is held by a group of threads within a warp.
+ir::Function softmax_rows() {
+  return trace_kernel<Out<float>, In<float>>(
+      "softmax_rows", {out_param("z", DType::F32, {8, 256}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto t = load_like(x, z, Pad::neg_inf());
+        auto e = exp(t - max(t, 1));
+        z.store(e / sum(e, 1));
+      });
+}
+
+ir::Function rmsnorm_f16() {
+  return trace_kernel<Out<half>, In<half>, In<half>, Scalar<float>>(
+      "rmsnorm_f16",
+      {out_param("z", DType::F16, {4, 1024}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F16, 1), scalar_param("eps", DType::F32)},
+      [](Out<half> z, In<half> x, In<half> w, Scalar<float> eps) {
+        auto t = load_like(x, z).cast<float>();
+        auto ms = sum(t * t, 1) / 1024.0f;
+        auto wt = load(w, {0}, {1024}).cast<float>();  // broadcast over the rows: free
+        z.store((t * rsqrt(ms + eps) * wt).cast<half>());
+      });
+}
+
+// Reductions that take the shared-memory path: along axis 0, and of rows that are not a power of
+// two of vectors; integer and f64 reductions.
+ir::Function reduce_fallback() {
+  return trace_kernel<Out<float>, In<float>, In<int8_t>, In<double>>(
+      "reduce_fallback",
+      {out_param("z", DType::F32, {1, 24}), in_param("x", DType::F32, 2),
+       in_param("i", DType::I8, 2), in_param("d", DType::F64, 2)},
+      [](Out<float> z, In<float> x, In<int8_t> i, In<double> d) {
+        auto t = load(x, {0, z.tile_index(1)}, {40, 24});
+        auto cols = sum(t, 0) + max(t, 0) - min(t, 0);  // [1, 24]
+        auto rows = max(t, 1);                          // [40, 1], 24 = 6 vectors
+        auto r = sum(rows, 0);                          // [1, 1]
+        auto n = sum(load(i, {0, z.tile_index(1)}, {40, 24}), 0).cast<float>();  // i8 sums wrap
+        auto m = min(load(d, {0, z.tile_index(1)}, {40, 24}), 0).cast<float>();
+        z.store(cols + r + n + m);
+      });
+}
+
+// ---- mma ---------------------------------------------------------------------------------------
+
+template <Element In_, Element Acc>
+ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk) {
+  const DType in = dtype_v<In_>, acc = dtype_v<Acc>;
+  return trace_kernel<Out<Acc>, In<In_>, In<In_>>(
+      name, {out_param("c", acc, {bm, bn}), in_param("a", in, 2), in_param("b", in, 2)},
+      [bm, bn, bk](Out<Acc> c, In<In_> a, In<In_> b) {
+        auto accum = Tile<Acc>::zeros({bm, bn});
+        const Index k_tiles = ((a.dim(1) + (bk - 1)) / bk).template cast<int32_t>();
+        for_range(0, k_tiles, [&](Index k) {
+          accum = mma(load(a, {c.tile_index(0), k}, {bm, bk}),
+                      load(b, {k, c.tile_index(1)}, {bk, bn}), accum);
+        });
+        c.store(accum);
+      });
+}
+
+// An mma whose operands are computed (staged from registers) and whose result feeds elementwise
+// ops and a reduction (converted out of the accumulator layout).
+ir::Function mma_epilogue() {
+  return trace_kernel<Out<float>, In<half>, In<half>, In<float>>(
+      "mma_epilogue",
+      {out_param("c", DType::F32, {32, 24}), in_param("a", DType::F16, 2),
+       in_param("b", DType::F16, 2), in_param("bias", DType::F32, 2)},
+      [](Out<float> c, In<half> a, In<half> b, In<float> bias) {
+        auto x = load(a, {c.tile_index(0), 0}, {32, 20});
+        auto y = load(b, {0, c.tile_index(1)}, {20, 24});
+        auto acc = mma(x * x, y, Tile<float>::full({32, 24}, 1.0f));
+        auto biased = acc * 0.5f + load_like(bias, c);
+        c.store(biased - max(biased, 1));
+      });
+}
+
+// ---- control flow and the interface ------------------------------------------------------------
+
+ir::Function control() {
+  return trace_kernel<Out<float>, In<float>, Scalar<int32_t>, Scalar<half>, Scalar<bool>,
+                      Scalar<int64_t>>(
+      "control",
+      {out_param("z", DType::F32, {8, 64}), in_param("x", DType::F32, 2),
+       scalar_param("n", DType::I32), scalar_param("h", DType::F16),
+       scalar_param("flag", DType::Bool), scalar_param("big", DType::I64)},
+      [](Out<float> z, In<float> x, Scalar<int32_t> n, Scalar<half> h, Scalar<bool> flag,
+         Scalar<int64_t> big) {
+        auto acc = Tile<float>::zeros({8, 64});
+        auto count = Tile<int32_t>::zeros({});
+        for_range(0, n, 2, [&](Index k) {
+          auto t = load(x, {z.tile_index(0), k}, {8, 64});
+          if_(
+              k < z.num_tiles(1), [&] { acc = acc + t; }, [&] { acc = acc - t; });
+          count = count + 1;
+        });
+        auto total = sum(sum(acc, 1), 0).reshape({});  // a single element, made uniform
+        if_(flag & (total > 0.0f), [&] {
+          print("tile {} of {}: total {} after {} steps, h {}, big {}, dim {}", z.tile_index(0),
+                z.num_tiles(0), total, count, h, big, x.dim(1));
+        });
+        z.store(acc + h.cast<float>());
+      });
+}
+
+// Nested loops whose inner loop swaps its two carried tiles (the yield reads a slot it writes).
+ir::Function nested() {
+  return trace_kernel<Out<float>, In<float>>(
+      "nested", {out_param("z", DType::F32, {4, 64}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto a = Tile<float>::zeros({4, 64});
+        auto b = load_like(x, z);
+        for_range(0, 3, [&](Index i) {
+          for_range(0, i + 1, [&](Index) {
+            auto t = a;
+            a = b + 1.0f;
+            b = t;
+          });
+        });
+        z.store(a * 2.0f + b);
+      });
+}
+
+// Two outputs written from uniform values (every element equal), one of them bool.
+ir::Function uniform_store() {
+  return trace_kernel<Out<int32_t>, Out<bool>>(
+      "uniform_store",
+      {out_param("id", DType::I32, {3, 40}), out_param("even", DType::Bool, {3, 40})},
+      [](Out<int32_t> id, Out<bool> even) {
+        const Index t = tile_index(0) * num_tiles(1) + tile_index(1);
+        id.store(Tile<int32_t>::zeros(id.shape()) + t);
+        even.store(broadcast((t / 2) * 2 == t, even.shape()));
+      });
+}
+
+// bool tiles in memory (16 per vector access) and the bool ops.
+ir::Function bool_ops() {
+  return trace_kernel<Out<bool>, In<bool>, In<float>>(
+      "bool_ops",
+      {out_param("z", DType::Bool, {512}), in_param("x", DType::Bool, 1),
+       in_param("y", DType::F32, 1)},
+      [](Out<bool> z, In<bool> x, In<float> y) {
+        auto a = load_like(x, z);
+        auto b = load_like(y, z) > 0.0f;
+        z.store((a & b) | ((!a) & (load_like(y, z) < -1.0f)));
+      });
+}
+
+// A load that must not reach past the tensor: out-of-bounds elements set the error flag.
+ir::Function unpadded() {
+  return trace_kernel<Out<float>, In<float>>(
+      "unpadded", {out_param("z", DType::F32, {4, 64}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) { z.store(load_like(x, z, Pad::none()) * 2.0f); });
+}
+
+}  // namespace
+
+ir::Function prepared(ir::Function f) {
+  analysis::promote_locals(f);
+  if (auto d = ir::verify(f)) ADD_FAILURE() << "invalid IR: " << d->message << "\n" << ir::print(f);
+  analysis::dce(f);
+  return f;
+}
+
+const std::vector<CorpusKernel>& corpus() {
+  static const std::vector<CorpusKernel> kernels{
+      {"add_f32", [] { return add<float>(1024); }},
+      {"add_f16", [] { return add<half>(2048); }},
+      {"add_ragged_tile", [] { return add<float>(100); }},
+      {"saxpy", saxpy},
+      {"float_math", float_math},
+      {"integer_math", integer_math},
+      {"casts", casts},
+      {"shapes", shapes},
+      {"softmax_f16", softmax_f16},
+      {"softmax_rows", softmax_rows},
+      {"rmsnorm_f16", rmsnorm_f16},
+      {"reduce_fallback", reduce_fallback},
+      {"gemm_f16", [] { return gemm<half, float>("gemm_f16", 64, 64, 32); }},
+      {"gemm_bf16_acc_bf16", [] { return gemm<bfloat16, bfloat16>("gemm_bf16", 128, 64, 32); }},
+      {"gemm_f16_ragged", [] { return gemm<half, half>("gemm_f16_ragged", 40, 24, 20); }},
+      {"gemm_f32", [] { return gemm<float, float>("gemm_f32", 32, 32, 16); }},
+      {"gemm_f64", [] { return gemm<double, double>("gemm_f64", 16, 16, 8); }},
+      {"gemm_i8", [] { return gemm<int8_t, int32_t>("gemm_i8", 32, 32, 32); }},
+      {"mma_epilogue", mma_epilogue},
+      {"control", control},
+      {"nested", nested},
+      {"uniform_store", uniform_store},
+      {"bool_ops", bool_ops},
+      {"unpadded", unpadded},
+  };
+  return kernels;
+}
+
+ir::Function corpus_kernel(const std::string& name) {
+  for (const CorpusKernel& k : corpus())
+    if (k.name == name) return prepared(k.make());
+  ADD_FAILURE() << "no corpus kernel named " << name;
+  return {};
+}
+
+namespace {
+backend::cuda::KernelSpec spec_for(const ir::Function& f, backend::cuda::Arch arch, bool aligned) {
+  backend::cuda::KernelSpec s{arch, {}};
+  for (size_t i = 0; i < f.params.size(); ++i)
+    s.tensors.push_back({aligned, aligned ? 16 : static_cast<int>(dtype_size(f.params[i].dtype))});
+  return s;
+}
+}  // namespace
+
+backend::cuda::KernelSpec aligned_spec(const ir::Function& f, backend::cuda::Arch arch) {
+  return spec_for(f, arch, true);
+}
+backend::cuda::KernelSpec unaligned_spec(const ir::Function& f, backend::cuda::Arch arch) {
+  return spec_for(f, arch, false);
+}
+
+std::string kernel_part(const std::string& source) {
+  const size_t at = source.find("// ---- kernel '");
+  return at == std::string::npos ? source : source.substr(at);
+}
+
+Built build(const ir::Function& f, const backend::cuda::KernelSpec& spec) {
+  Built b;
+  b.kernel = backend::cuda::emit(f, spec);
+  try {
+    b.compiled = backend::cuda::compile_cuda(b.kernel.source, f.name + ".cu", spec.arch);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.what() << "\n---- kernel ----\n" << kernel_part(b.kernel.source);
+  }
+  return b;
+}
+
+}  // namespace tessera::test

@@ -1,0 +1,133 @@
+// Properties of the emitted CUDA C++ and of the PTX NVRTC makes of it: vector widths, tensor
+// cores, warp shuffles, the device-side error flag, the resources the kernel declares, and the
+// comments that tie each statement to the IR and the user's line.
+#include <gtest/gtest.h>
+
+#include <tessera/tessera.hpp>
+
+#include "corpus.hpp"
+#include "tessera/ir/printer.hpp"
+#include "tile/trace_kernel.hpp"
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+backend::cuda::KernelSpec with_vector_bytes(const ir::Function& f, int bytes) {
+  backend::cuda::KernelSpec s = aligned_spec(f, kSm90a);
+  for (auto& t : s.tensors) t.vector_bytes = bytes;
+  return s;
+}
+
+TEST(EmittedCode, ContiguousAlignedF32AddMovesSixteenBytesPerAccess) {
+  const ir::Function f = corpus_kernel("add_f32");
+  const Built b = build(f, aligned_spec(f, kSm90a));
+  EXPECT_TRUE(has(b.compiled.ptx, "ld.global.nc.v4.u32")) << b.compiled.ptx;
+  EXPECT_TRUE(has(b.compiled.ptx, "st.global.v4.u32")) << b.compiled.ptx;
+}
+
+TEST(EmittedCode, EightByteAlignmentGivesEightByteAccesses) {
+  const ir::Function f = corpus_kernel("add_f32");
+  const Built b = build(f, with_vector_bytes(f, 8));
+  EXPECT_TRUE(has(b.compiled.ptx, "ld.global.nc.v2.u32")) << b.compiled.ptx;
+  EXPECT_FALSE(has(b.compiled.ptx, ".v4.")) << b.compiled.ptx;
+}
+
+TEST(EmittedCode, NoVectorAccessWithoutVectorAlignment) {
+  for (const char* name : {"add_f32", "add_f16", "softmax_f16"}) {
+    const ir::Function f = corpus_kernel(name);
+    const Built b = build(f, with_vector_bytes(f, static_cast<int>(dtype_size(f.params[0].dtype))));
+    EXPECT_FALSE(has(b.compiled.ptx, ".v4.u32")) << name;
+    EXPECT_FALSE(has(b.compiled.ptx, ".v2.u32")) << name;
+    EXPECT_FALSE(has(kernel_part(b.kernel.source), "tsr_ld_words")) << name;
+  }
+}
+
+TEST(EmittedCode, F16AndBf16MmaRunOnTensorCores) {
+  const ir::Function f16 = corpus_kernel("gemm_f16");
+  const ir::Function bf16 = corpus_kernel("gemm_bf16_acc_bf16");
+  for (backend::cuda::Arch arch : {kSm80, kSm90a}) {
+    EXPECT_TRUE(has(build(f16, aligned_spec(f16, arch)).compiled.ptx,
+                    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"))
+        << arch.str();
+    EXPECT_TRUE(has(build(bf16, aligned_spec(bf16, arch)).compiled.ptx,
+                    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"))
+        << arch.str();
+  }
+}
+
+TEST(EmittedCode, F32MmaTakesTheCudaCoreLoop) {
+  const ir::Function f = corpus_kernel("gemm_f32");
+  EXPECT_FALSE(has(build(f, aligned_spec(f, kSm90a)).compiled.ptx, "mma.sync"));
+}
+
+TEST(EmittedCode, RowReductionsShuffleWithinWarps) {
+  for (const char* name : {"softmax_rows", "softmax_f16", "rmsnorm_f16"}) {
+    const ir::Function f = corpus_kernel(name);
+    EXPECT_TRUE(has(build(f, aligned_spec(f, kSm90a)).compiled.ptx, "shfl.sync.bfly")) << name;
+  }
+}
+
+TEST(EmittedCode, UnpaddedLoadsReportThroughTheErrorFlag) {
+  const ir::Function f = corpus_kernel("unpadded");
+  const Built b = build(f, aligned_spec(f, kSm90a));
+  EXPECT_TRUE(has(kernel_part(b.kernel.source), "tsr_bounds("));
+  // A module-scope global the host finds by name (cuModuleGetGlobal), unmangled.
+  EXPECT_TRUE(has(b.compiled.ptx, ".global .align 4 .u32 tessera_error;")) << b.compiled.ptx;
+  EXPECT_TRUE(has(b.compiled.ptx, "tessera_error_info"));
+  // A padded load never checks.
+  const ir::Function padded = corpus_kernel("add_f32");
+  EXPECT_FALSE(
+      has(kernel_part(build(padded, aligned_spec(padded, kSm90a)).kernel.source), "tsr_bounds("));
+}
+
+TEST(EmittedCode, KernelDeclaresItsThreadsAndSharedMemory) {
+  const ir::Function add = corpus_kernel("add_f32");
+  const backend::cuda::EmittedKernel a = backend::cuda::emit(add, aligned_spec(add, kSm90a));
+  EXPECT_EQ(a.entry, "tessera_add");
+  EXPECT_TRUE(has(a.source, "__launch_bounds__(" + std::to_string(a.threads) + ") tessera_add("));
+  EXPECT_EQ(a.shared_bytes, 0u);
+  // gemm_f16 stages a [64, 32] and b [32, 64] as f16 with rows padded to 32 + 8 halves.
+  const ir::Function gemm = corpus_kernel("gemm_f16");
+  EXPECT_EQ(backend::cuda::emit(gemm, aligned_spec(gemm, kSm90a)).shared_bytes,
+            (64u * 40 + 64u * 40) * 2);
+}
+
+TEST(EmittedCode, CommentsCarryTheIrTextAndTheUsersLine) {
+  const ir::Function f = corpus_kernel("add_f32");
+  const std::string code = kernel_part(backend::cuda::emit(f, aligned_spec(f, kSm90a)).source);
+  // The line of the add as TESSERA_DUMP=ir prints it, and the variable named after its result.
+  const std::string ir = ir::print(f);
+  const size_t at = ir.find(" = add ");
+  ASSERT_NE(at, std::string::npos);
+  const size_t begin = ir.rfind('%', at), end = ir.find('\n', at);
+  const std::string line = ir.substr(begin, end - begin);
+  EXPECT_TRUE(has(code, "cuda_codegen/corpus.cpp:")) << code;
+  EXPECT_TRUE(has(code, "  " + line + "\n")) << line << "\n" << code;
+  const std::string result = line.substr(1, line.find(' ') - 1);
+  EXPECT_TRUE(has(code, " v" + result + "[i] = tsr_add(")) << code;
+}
+
+TEST(EmittedCode, SharedMemoryBeyondTheArchitectureIsAKernelErrorAtTheUsersLine) {
+  const SourceLoc here = SourceLoc::current();
+  const ir::Function f = prepared(trace_kernel<Out<float>, In<float>>(
+      "big_transpose", {out_param("z", DType::F32, {256, 256}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) { z.store(load_like(x, z).transpose()); }));
+  try {
+    backend::cuda::emit(f, aligned_spec(f, kSm90a));
+    FAIL() << "a 256 KB staging buffer was accepted";
+  } catch (const KernelError& e) {
+    const std::string what = e.what();
+    EXPECT_TRUE(has(what, "262144 bytes of shared memory")) << what;
+    EXPECT_TRUE(has(what, "232448 bytes sm_90a allows")) << what;
+    EXPECT_TRUE(has(what, "emitted_code_test.cpp:" + std::to_string(here.line + 3))) << what;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test

@@ -1,0 +1,172 @@
+// The layout pass (DESIGN §6): which layout each value gets, and which conversions it asks for.
+#include <gtest/gtest.h>
+
+#include <tessera/tessera.hpp>
+
+#include "corpus.hpp"
+#include "tessera/backend/cuda/layout.hpp"
+#include "tile/trace_kernel.hpp"
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+using backend::cuda::Layout;
+using backend::cuda::LayoutKind;
+using backend::cuda::LayoutPlan;
+
+LayoutPlan plan(const ir::Function& f, bool aligned = true) {
+  return backend::cuda::plan_layouts(f,
+                                     aligned ? aligned_spec(f, kSm90a) : unaligned_spec(f, kSm90a));
+}
+
+const ir::Op& first(const ir::Block& b, ir::OpKind k) {
+  const ir::Op* found = nullptr;
+  ir::walk(b, [&](const ir::Op& op) {
+    if (!found && op.kind == k) found = &op;
+  });
+  if (!found) throw std::runtime_error("no such op");
+  return *found;
+}
+
+bool inside(const ir::Block& b, const ir::Op* op) {
+  bool in = false;
+  ir::walk(b, [&](const ir::Op& o) { in |= &o == op; });
+  return in;
+}
+
+TEST(LayoutPlan, GemmAccumulatorStaysInMmaFragmentsAcrossTheLoop) {
+  const ir::Function f = corpus_kernel("gemm_f16");
+  const LayoutPlan p = plan(f);
+  const ir::Op& loop = first(f.body, ir::OpKind::For);
+  const ir::Op& mma = first(f.body, ir::OpKind::Mma);
+  EXPECT_EQ(p.of[loop.results[0]].kind, LayoutKind::MmaAcc);
+  EXPECT_EQ(p.of[loop.regions[0].args[1]].kind, LayoutKind::MmaAcc);
+  EXPECT_EQ(p.of[mma.results[0]].kind, LayoutKind::MmaAcc);
+  // Both operands are loads that land in shared memory directly.
+  EXPECT_EQ(p.of[mma.operands[0]].kind, LayoutKind::Shared);
+  EXPECT_EQ(p.of[mma.operands[1]].kind, LayoutKind::Shared);
+  // The only conversion fills the accumulator from the zeros before the loop; none inside it.
+  ASSERT_EQ(p.convert.size(), 1u);
+  EXPECT_EQ(p.convert.begin()->first.first, &loop);
+  for (const auto& [key, to] : p.convert) EXPECT_FALSE(inside(loop.regions[0], key.first));
+}
+
+TEST(LayoutPlan, SoftmaxRowsReduceIntoSlicesAndNeedNoConversion) {
+  const ir::Function f = corpus_kernel("softmax_rows");
+  const LayoutPlan p = plan(f);
+  int reductions = 0;
+  ir::walk(f.body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::ReduceMax || op.kind == ir::OpKind::ReduceSum) {
+      ++reductions;
+      EXPECT_EQ(p.of[op.results[0]], (Layout{LayoutKind::Slice, {8, 256}}));
+    }
+  });
+  EXPECT_EQ(reductions, 2);
+  EXPECT_TRUE(p.convert.empty());
+}
+
+TEST(LayoutPlan, ReductionsOfOtherAxesOrShapesTakeTheDistributedFallback) {
+  const ir::Function f = corpus_kernel("reduce_fallback");
+  const LayoutPlan p = plan(f);
+  int reductions = 0;
+  ir::walk(f.body, [&](const ir::Op& op) {
+    if (ir::op_info(op.kind).cls == ir::OpClass::Reduce) {
+      ++reductions;
+      EXPECT_EQ(p.of[op.results[0]].kind, LayoutKind::Distributed) << ir::mnemonic(op.kind);
+    }
+  });
+  EXPECT_GE(reductions, 6);
+}
+
+TEST(LayoutPlan, CudaCoreMmaAccumulatesInTheDistributedLayout) {
+  for (const char* name : {"gemm_f32", "gemm_f64", "gemm_i8"}) {
+    const ir::Function f = corpus_kernel(name);
+    const LayoutPlan p = plan(f);
+    EXPECT_EQ(p.of[first(f.body, ir::OpKind::Mma).results[0]].kind, LayoutKind::Distributed)
+        << name;
+    EXPECT_EQ(p.of[first(f.body, ir::OpKind::For).results[0]].kind, LayoutKind::Distributed)
+        << name;
+  }
+}
+
+TEST(LayoutPlan, RankZeroValuesAreUniform) {
+  for (const CorpusKernel& k : corpus()) {
+    const ir::Function f = prepared(k.make());
+    const LayoutPlan p = plan(f);
+    for (size_t v = 0; v < f.values.size(); ++v) {
+      if (!f.values[v].is_scalar()) continue;
+      EXPECT_EQ(p.of[v].kind, LayoutKind::Uniform) << k.name << " %" << v;
+    }
+  }
+}
+
+TEST(LayoutPlan, VectorWidthFollowsDtypeAndAlignment) {
+  const ir::Function add32 = corpus_kernel("add_f32"), add16 = corpus_kernel("add_f16");
+  EXPECT_EQ(plan(add32).vec, 4);  // 16 bytes of f32
+  EXPECT_EQ(plan(add16).vec, 8);  // 16 bytes of f16
+  EXPECT_EQ(plan(add32, false).vec, 1);
+  backend::cuda::KernelSpec eight = aligned_spec(add32, kSm80);
+  for (auto& t : eight.tensors) t.vector_bytes = 8;
+  EXPECT_EQ(backend::cuda::plan_layouts(add32, eight).vec, 2);
+}
+
+TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
+  // Eight elements a thread: 1024 -> 128 threads, 2048 -> 256, whatever the vector width.
+  EXPECT_EQ(plan(corpus_kernel("add_f32")).threads, 128);
+  EXPECT_EQ(plan(corpus_kernel("add_f32"), false).threads, 128);
+  EXPECT_EQ(plan(corpus_kernel("add_f16")).threads, 256);
+  // Sixteen in a kernel that reduces: softmax_f16's [1, 4096] row -> 256 threads.
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 256);
+  // A 64x64 f32 accumulator is 32 fragments of 16x8: at least four warps of eight.
+  EXPECT_GE(plan(corpus_kernel("gemm_f16")).threads, 128);
+  // gemm_f16_ragged: the [40, 20] operand tile counts (800 / 8 -> 128 threads); the [40, 24]
+  // accumulator does not, as it is stored from its fragments.
+  EXPECT_EQ(plan(corpus_kernel("gemm_f16_ragged")).threads, 128);
+  for (const CorpusKernel& k : corpus()) {
+    const LayoutPlan p = plan(prepared(k.make()));
+    EXPECT_GE(p.threads, 32) << k.name;
+    EXPECT_LE(p.threads, 512) << k.name;
+    EXPECT_EQ(p.threads & (p.threads - 1), 0) << k.name;
+  }
+}
+
+TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {
+  const backend::cuda::MmaTiling t = backend::cuda::mma_tiling({64, 64}, 128);
+  EXPECT_EQ(t.warps_m * t.warps_n, 4);
+  EXPECT_EQ(t.rows(), 64);
+  EXPECT_EQ(t.cols(), 64);
+  EXPECT_EQ(t.frags_m * 16, t.frags_n * 8);  // square per-warp tiles: 32x32
+  const backend::cuda::MmaTiling r = backend::cuda::mma_tiling({40, 24}, 64);
+  EXPECT_EQ(r.warps_m * r.warps_n, 2);
+  EXPECT_GE(r.rows(), 40);
+  EXPECT_GE(r.cols(), 24);
+}
+
+TEST(LayoutPlan, RejectsIrThatStillHasLocalVariables) {
+  ir::Function f = trace_kernel<Out<float>, In<float>>(
+      "traced", {out_param("z", DType::F32, {8}), in_param("x", DType::F32, 1)},
+      [](Out<float> z, In<float> x) {
+        auto acc = Tile<float>::zeros({8});
+        for_range(0, 2, [&](Index) { acc = acc + load_like(x, z); });
+        z.store(acc);
+      });
+  EXPECT_THROW(backend::cuda::plan_layouts(f, aligned_spec(f, kSm80)), InternalError);
+}
+
+TEST(LayoutPlan, RejectsASpecThatDoesNotDescribeEveryParameter) {
+  const ir::Function f = corpus_kernel("add_f32");
+  backend::cuda::KernelSpec spec = aligned_spec(f, kSm80);
+  spec.tensors.pop_back();
+  try {
+    backend::cuda::plan_layouts(f, spec);
+    FAIL() << "a short spec was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("describes 2 parameters, but the kernel has 3"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessera::test
