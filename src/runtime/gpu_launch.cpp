@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "gpu_context.hpp"
+#include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/launch.hpp"
 #include "tessera/backend/cuda/module.hpp"
@@ -29,19 +30,54 @@ class GpuKernel {
   cuda::LoadedKernel loaded;
   std::vector<cuda::KernelParam> params;
   cuda::LaunchConfig config;
+  std::vector<std::pair<SourceLoc, std::string>> op_sites;
 };
 
 namespace {
 
 // A launch's event, as the Completion sees it.
+// Reads (and clears) the kernel's error report after it ran; throws the error it describes at the
+// user's line. The report lives in the module, so launches of one kernel share it: a failure is
+// always reported, by the first wait that sees it.
+void check_error_report(const GpuKernel& k) {
+  const cuda::LoadedKernel& l = k.loaded;
+  if (!l.error_flag) return;
+  l.ctx->make_current();
+  int flag = 0;
+  long long info[5] = {};
+  const CUstream stream = l.ctx->stream();
+  TESSERA_CU(cuMemcpyDtoHAsync, &flag, l.error_flag, sizeof flag, stream);
+  TESSERA_CU(cuStreamSynchronize, stream);
+  if (flag == 0) return;
+  TESSERA_CU(cuMemcpyDtoHAsync, info, l.error_info, sizeof info, stream);
+  TESSERA_CU(cuMemsetD8Async, l.error_flag, 0, sizeof flag, stream);
+  TESSERA_CU(cuStreamSynchronize, stream);
+  const size_t op = static_cast<size_t>(flag - 1);
+  const SourceLoc loc = op < k.op_sites.size() ? k.op_sites[op].first : SourceLoc{};
+  const std::string what = op < k.op_sites.size() ? k.op_sites[op].second : "an op";
+  if (info[0] == 2)
+    fail_at<KernelError>(loc, "kernel '", l.name, "': ", what, " has step ", info[1],
+                         " in tile block ", info[4], "; it must be positive");
+  fail_at<BoundsError>(loc, "kernel '", l.name, "': ", what, " in tile block ", info[4],
+                       " reaches element ", info[2], " along axis ", info[1],
+                       ", outside the tensor's extent ", info[3],
+                       "; load with padding (the default) to read past the edge");
+}
+
+// A launch's event, as the Completion sees it.
 class GpuWork final : public DeviceWork {
  public:
-  explicit GpuWork(std::unique_ptr<cuda::Event> event) : event_(std::move(event)) {}
+  GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel)
+      : event_(std::move(event)), kernel_(kernel) {}
   bool done() override { return event_->query(); }
-  void wait() override { event_->synchronize(); }
+  void wait() override {
+    event_->synchronize();
+    check_error_report(kernel_);
+  }
 
  private:
   std::unique_ptr<cuda::Event> event_;
+  const GpuKernel& kernel_;  // loaded kernels live as long as the process
 };
 
 // Writes one TESSERA_DUMP stage of a kernel to <dump_dir>/<name>.<hash>.<ext>, and says where.
@@ -113,6 +149,7 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   auto kernel = std::make_shared<GpuKernel>();
   kernel->loaded = cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes);
   kernel->config = {k.threads_per_block, k.dynamic_shared_bytes};
+  kernel->op_sites = k.op_sites;
   for (const GpuParam& p : k.params)
     kernel->params.push_back({p.kind != ir::ParamKind::Scalar, p.dtype});
 
@@ -123,7 +160,7 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
 
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
   std::unique_ptr<cuda::Event> event = cuda::launch(k.loaded, k.params, args, k.config);
-  return std::make_shared<Completion>(std::make_unique<GpuWork>(std::move(event)));
+  return std::make_shared<Completion>(std::make_unique<GpuWork>(std::move(event), k));
 }
 
 }  // namespace tessera::runtime

@@ -130,6 +130,21 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   return spec;
 }
 
+// Each op's location and a description, in ir::walk pre-order: what a GPU error report names.
+std::vector<std::pair<SourceLoc, std::string>> op_sites(const ir::Function& f) {
+  std::vector<std::pair<SourceLoc, std::string>> sites;
+  ir::walk(f.body, [&](const ir::Op& op) {
+    std::string what(ir::mnemonic(op.kind));
+    if (op.kind == ir::OpKind::Load)
+      what = detail::cat(op.attrs.padded ? "load" : "unpadded load", " from '",
+                         f.params.at(op.attrs.param).name, "' (tile shape ",
+                         to_string(op.attrs.shape), ")");
+    if (op.kind == ir::OpKind::For) what = "for_range";
+    sites.emplace_back(op.loc, std::move(what));
+  });
+  return sites;
+}
+
 std::string specialization_key(const KernelSite& site, const std::vector<LaunchArg>& args,
                                Device device,
                                const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
@@ -243,7 +258,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
         const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
         const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
         spec.gpu = gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
-                                         e.shared_bytes, gpu_params(spec.kernel->fn.params)});
+                                         e.shared_bytes, gpu_params(spec.kernel->fn.params),
+                                         op_sites(spec.kernel->fn)});
       }
       c.entries.emplace(key, spec);
     }

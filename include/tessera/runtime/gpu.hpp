@@ -59,6 +59,9 @@ struct GpuKernelSource {
   int threads_per_block = 128;
   size_t dynamic_shared_bytes = 0;
   std::vector<GpuParam> params;  // one per kernel parameter, in order
+  // For a run-time error the kernel reports (see LoadedKernel::error_flag): the user's line and
+  // a description of each op, in ir::walk pre-order, so the error names the op that failed.
+  std::vector<std::pair<SourceLoc, std::string>> op_sites;
 };
 
 // A kernel compiled for one GPU and loaded on it.

@@ -23,6 +23,13 @@ LoadedKernel load_kernel(const DeviceContext& ctx, const std::vector<char>& cubi
   TESSERA_CU_WHILE(what + " (entry '" + entry + "')", cuModuleGetFunction, &k.function, module,
                    entry.c_str());
 
+  // The error report is optional: a module without one simply has nothing to report.
+  size_t bytes = 0;
+  if (driver().cuModuleGetGlobal(&k.error_flag, &bytes, module, "tessera_error") != CUDA_SUCCESS ||
+      driver().cuModuleGetGlobal(&k.error_info, &bytes, module, "tessera_error_info") !=
+          CUDA_SUCCESS)
+    k.error_flag = k.error_info = 0;
+
   auto attribute = [&](CUfunction_attribute a) {
     int value = 0;
     TESSERA_CU_WHILE(what, cuFuncGetAttribute, &value, a, k.function);

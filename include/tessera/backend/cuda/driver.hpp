@@ -47,6 +47,7 @@ namespace tessera::backend::cuda {
   X(cuMemsetD8Async)               \
   X(cuModuleLoadData)              \
   X(cuModuleGetFunction)           \
+  X(cuModuleGetGlobal)             \
   X(cuFuncGetAttribute)            \
   X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \

@@ -22,6 +22,11 @@ struct LoadedKernel {
   int max_threads_per_block = 0;  // this function's limit (registers can lower the device's)
   int static_shared_bytes = 0;
   int max_dynamic_shared_bytes = 0;  // what the launch may ask for (after opting in)
+  // The module's run-time error report (codegen: an unpadded load outside its tensor, a loop
+  // step that is not positive): `tessera_error` (int: 0, or 1 + the failing op's pre-order index)
+  // and `tessera_error_info` (5 x long long). 0 when the module has none.
+  CUdeviceptr error_flag = 0;
+  CUdeviceptr error_info = 0;
 };
 
 // Loads `cubin` on the device and finds `entry` in it. When the kernel asks for more dynamic shared
