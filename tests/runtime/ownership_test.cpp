@@ -67,7 +67,7 @@ TEST(MovedFrom, ToVectorThrowsAtTheCall) {
   auto t = zeros<float>({8}, Device::cpu());
   auto p = std::move(t).partition({4});
   const std::string m =
-      error_of<OwnershipError>([&] { at(__LINE__, [&] { (void)t.to_vector(); }); });
+      error_of<OwnershipError>([&] { at(__LINE__, [&] { (void)t.to_vector(); }); });  // NOLINT(bugprone-use-after-move): the test uses it on purpose
   EXPECT_EQ(file_and_line(m), this_line());
   EXPECT_EQ(after_location(m), kMovedFrom);
   EXPECT_TRUE(t.empty());
@@ -76,7 +76,7 @@ TEST(MovedFrom, ToVectorThrowsAtTheCall) {
 TEST(MovedFrom, PartitionAndShapeThrow) {
   auto t = zeros<float>({8}, Device::cpu());
   auto u = std::move(t);
-  EXPECT_EQ(after_location(error_of<OwnershipError>([&] { (void)std::move(t).partition({4}); })),
+  EXPECT_EQ(after_location(error_of<OwnershipError>([&] { (void)std::move(t).partition({4}); })),  // NOLINT(bugprone-use-after-move): the test uses it on purpose
             kMovedFrom);
   EXPECT_EQ(error_of<OwnershipError>([&] { (void)t.shape(); }), "error: " + kMovedFrom);
   EXPECT_EQ(u.shape(), Shape{8});
@@ -86,7 +86,7 @@ TEST(MovedFrom, TensorAsALaunchInputThrowsNamingTheParameter) {
   auto x = ones<float>({16}, Device::cpu());
   auto moved = std::move(x);
   auto z = zeros<float>({16}, Device::cpu()).partition({8});
-  const std::string m = error_of<OwnershipError>([&] { (void)copy(std::move(z), x); });
+  const std::string m = error_of<OwnershipError>([&] { (void)copy(std::move(z), x); });  // NOLINT(bugprone-use-after-move): the test uses it on purpose
   EXPECT_EQ(after_location(m),
             "kernel 'copy': argument 2 ('x', In) is a moved-from tensor; use the handle that the "
             "operation it was moved into returned");
@@ -100,7 +100,7 @@ TEST(MovedFrom, PartitionAsALaunchOutputThrows) {
   auto x = ones<float>({16}, Device::cpu());
   auto z = zeros<float>({16}, Device::cpu()).partition({8});
   auto taken = std::move(z);
-  const std::string m = error_of<OwnershipError>([&] { (void)copy(std::move(z), x); });
+  const std::string m = error_of<OwnershipError>([&] { (void)copy(std::move(z), x); });  // NOLINT(bugprone-use-after-move): the test uses it on purpose
   EXPECT_EQ(after_location(m),
             "kernel 'copy': argument 1 ('z', Out) is a moved-from tensor; use the handle that the "
             "operation it was moved into returned");

@@ -70,7 +70,7 @@ TEST(Partition, RoundTripKeepsTheStorageAndTheData) {
   auto t = from_host(iota_vector(10), {10}, Device::cpu());
   const runtime::Storage* storage = t.handle().storage();
   auto p = std::move(t).partition({4});
-  EXPECT_TRUE(t.empty());
+  EXPECT_TRUE(t.empty());  // NOLINT(bugprone-use-after-move): the test uses it on purpose
   EXPECT_EQ(p.shape(), Shape{10});
   EXPECT_EQ(p.tile_shape(), Shape{4});
   EXPECT_EQ(p.grid(), Shape{3});
