@@ -1,0 +1,145 @@
+// The non-template core of SIMT launches: binding tensors, the overlap check, relation failures,
+// and handing the launch to the driver bridge.
+#include "tessera/simt/launch.hpp"
+
+#include "tessera/core/error.hpp"
+
+namespace tessera::simt::detail {
+
+namespace {
+
+std::string param_text(const LaunchTarget& t, int position) {
+  if (position >= 0 && position < static_cast<int>(t.params.size()))
+    return "'" + t.params[position] + "'";
+  return tessera::detail::cat("#", position);
+}
+
+}  // namespace
+
+std::vector<std::string> param_names(std::string_view params) {
+  std::vector<std::string> names;
+  for (int i = 0;; ++i) {
+    const std::string_view n = param_name(params, i);
+    if (n.empty()) return names;
+    names.emplace_back(n);
+  }
+}
+
+void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h, int span_rank,
+                 bool written, ArgFacts& facts, ArgRange& range) {
+  const std::string p = param_text(t, position);
+  if (h.empty())
+    fail<OwnershipError>("kernel '", t.kernel, "': the tensor passed for parameter ", p,
+                         " was moved from; pass a tensor that holds its storage.");
+  if (span_rank == 2) {
+    if (h.rank() != 2)
+      fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
+                       " is a 2-D span, but the tensor "
+                       "passed for it has rank ",
+                       h.rank(), " (shape ", to_string(h.shape()), "); pass a rank-2 tensor.");
+    if (h.shape()[1] > 1 && h.strides()[1] != 1)
+      fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
+                       " is a 2-D span, whose rows "
+                       "must be contiguous, but the tensor passed for it has a column stride of ",
+                       h.strides()[1], "; pass a tensor whose last axis has stride 1.");
+    if (h.shape()[0] > 1 && h.strides()[0] < h.shape()[1])
+      fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
+                       " is a 2-D span, but the tensor "
+                       "passed for it has a row stride (",
+                       h.strides()[0], ") smaller than its row length (", h.shape()[1],
+                       "); pass a row-major tensor.");
+    facts.rows = h.shape()[0];
+    facts.cols = h.shape()[1];
+    facts.size = h.numel();
+  } else {
+    if (!h.contiguous())
+      fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
+                       " needs contiguous elements, "
+                       "but the tensor passed for it (shape ",
+                       to_string(h.shape()), ") is a strided view; pass a contiguous tensor.");
+    facts.size = h.numel();
+  }
+  range.tensor = true;
+  range.written = written;
+  const auto [lo, hi] = h.byte_range();
+  range.lo = lo;
+  range.hi = hi;
+  range.device = h.device();
+}
+
+void check_ranges(const LaunchTarget& t, const ArgRange* ranges, int count) {
+  const int offset = static_cast<int>(t.params.size()) - count;  // the witness, when there is one
+  for (int i = 0; i < count; ++i) {
+    const ArgRange& a = ranges[i];
+    if (!a.tensor) continue;
+    if (a.device != t.device)
+      fail<UsageError>("kernel '", t.kernel, "': the tensor passed for parameter ",
+                       param_text(t, i + offset), " is on ", a.device.str(),
+                       ", but the kernel runs on ", t.device.str(), "; make the tensor on ",
+                       t.device.str(), ".");
+  }
+  for (int i = 0; i < count; ++i) {
+    const ArgRange& a = ranges[i];
+    if (!a.tensor || !a.written || a.lo == a.hi) continue;
+    for (int j = 0; j < count; ++j) {
+      const ArgRange& b = ranges[j];
+      if (j == i || !b.tensor || b.lo == b.hi) continue;
+      if (b.written && j < i) continue;  // that pair was reported from j's side
+      if (a.lo < b.hi && b.lo < a.hi)
+        fail<OwnershipError>(
+            "kernel '", t.kernel, "': output ", param_text(t, i + offset), " overlaps ",
+            b.written ? "output " : "input ", param_text(t, j + offset),
+            " (their memory shares bytes), so one thread's write could be another thread's "
+            "read or write; pass tensors with separate storage (copy one of them).");
+    }
+  }
+}
+
+void fail_relation(const LaunchTarget& t, const std::string& text, const std::string& lhs_text,
+                   const std::string& rhs_text, const RelationOutcome& o,
+                   const Overflow& overflow) {
+  if (overflow.happened)
+    fail<LaunchError>("kernel '", t.kernel, "': the size relation `", text,
+                      "` of its contract cannot be checked: ", overflow.expression,
+                      " overflows 64 bits (", overflow.a, " ", overflow.op, " ", overflow.b,
+                      "); the arguments are too large for this kernel.");
+  std::string values;
+  if (!lhs_text.empty()) values += tessera::detail::cat(lhs_text, " is ", o.lhs);
+  if (!rhs_text.empty())
+    values += tessera::detail::cat(values.empty() ? "" : " and ", rhs_text, " is ", o.rhs);
+  fail<LaunchError>("kernel '", t.kernel, "': the arguments break the size relation `", text,
+                    "` of its contract: ", values, "; pass arguments that satisfy it.");
+}
+
+LaunchTarget resolve(const Module& module, std::string_view kernel, std::string_view params) {
+  LaunchTarget t;
+  t.kernel = std::string(kernel);
+  t.params = param_names(params);
+  t.ordinal = module.ordinal();
+  t.device = module.device();
+  t.function = module.function(kernel).function;
+  return t;
+}
+
+void reserve_shared(const LaunchTarget& t) {
+  if (t.geometry.dynamic_shared_bytes > 48 * 1024)
+    driver_bridge().allow_dynamic_shared(t.ordinal, t.function, t.geometry.dynamic_shared_bytes);
+}
+
+void run(const LaunchTarget& t, const void* pack, size_t bytes, bool wait) {
+  LaunchRequest r;
+  r.kernel = t.kernel;
+  r.ordinal = t.ordinal;
+  r.function = t.function;
+  for (int a = 0; a < 3; ++a) {
+    r.grid[a] = static_cast<unsigned>(t.geometry.grid[a]);
+    r.block[a] = static_cast<unsigned>(t.geometry.block[a]);
+  }
+  r.dynamic_shared_bytes = static_cast<size_t>(t.geometry.dynamic_shared_bytes);
+  r.args = pack;
+  r.args_bytes = bytes;
+  r.wait = wait;
+  driver_bridge().launch(r);
+}
+
+}  // namespace tessera::simt::detail
