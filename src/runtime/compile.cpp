@@ -1,9 +1,12 @@
 #include "tessera/runtime/compile.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 #include "tessera/analysis/dce.hpp"
+#include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/analysis/safety.hpp"
 #include "tessera/ir/printer.hpp"
@@ -29,6 +32,32 @@ namespace {
 void dump(std::string_view stage, const ir::Function& f) {
   if (dump_enabled(stage)) std::cerr << "// ---- " << stage << " ----\n" << ir::print(f);
 }
+// TESSERA_NVRTC_CHECK=sm_80,sm_90a: also generate CUDA C++ for each listed architecture and
+// compile it with NVRTC (not run), whatever device the kernel runs on. This is how CI, which has
+// no GPU, checks that every kernel its tests and examples launch compiles for the GPU: once with
+// the 16-byte vector paths and once with scalar accesses.
+void nvrtc_check(const ir::Function& f) {
+  const char* env = std::getenv("TESSERA_NVRTC_CHECK");
+  if (!env || !*env) return;
+  std::string_view list(env);
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    std::string_view item = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    backend::cuda::Arch arch;
+    if (item.size() < 5 || !item.starts_with("sm_") ||
+        std::sscanf(std::string(item.substr(3)).c_str(), "%1d%1d", &arch.major, &arch.minor) != 2)
+      fail<UsageError>("TESSERA_NVRTC_CHECK: '", item, "' is not an architecture like sm_90a");
+    arch.specific = item.ends_with("a");
+    for (const backend::cuda::TensorSpec tensor : {backend::cuda::TensorSpec{true, 16},
+                                                   backend::cuda::TensorSpec{false, 1}}) {
+      const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
+      const backend::cuda::EmittedKernel e = backend::cuda::emit(f, spec);
+      backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
+    }
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
@@ -40,6 +69,7 @@ std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
   analysis::dce(f);
   ir::verify_or_throw(f, "dce");
   dump("ir", f);
+  nvrtc_check(f);
   return std::make_shared<const CompiledKernel>(CompiledKernel{std::move(f), device});
 }
 
