@@ -31,8 +31,10 @@ void Completion::settle(bool block) const {
   }
   // Outside the lock: waiting for the device may take long, and other threads may ask meanwhile.
   try {
-    if (block) work_->wait();
-    else if (!work_->done()) return;
+    // Once the work is done, wait() is cheap, and it is where the work's own errors (a GPU
+    // kernel's error report) are collected: a poll must not skip them.
+    if (!block && !work_->done()) return;
+    work_->wait();
     mark_done(nullptr);
   } catch (...) {
     mark_done(std::current_exception());

@@ -6,6 +6,7 @@
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
+#include "tessera/analysis/promote_locals.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tile/trace_kernel.hpp"
 
@@ -22,6 +23,26 @@ backend::cuda::KernelSpec with_vector_bytes(const ir::Function& f, int bytes) {
   backend::cuda::KernelSpec s = aligned_spec(f, kSm90a);
   for (auto& t : s.tensors) t.vector_bytes = bytes;
   return s;
+}
+
+TEST(EmittedCode, ASecondStoreToOneTileWaitsForTheFirst) {
+  // The first store writes from the mma accumulator's fragments, the second from a distributed
+  // tile: other threads write the same elements, so a barrier must order them. A single store
+  // needs none.
+  auto twice = trace_kernel<Out<float>, In<half>>(
+      "store_twice", {out_param("c", DType::F32, {32, 32}), in_param("a", DType::F16, 2)},
+      [](Out<float> c, In<half> a) {
+        auto x = load(a, {c.tile_index(0), 0}, {32, 32});
+        c.store(mma(x, x, Tile<float>::zeros({32, 32})));
+        c.store(Tile<float>::full({32, 32}, 1.0f));
+      });
+  analysis::promote_locals(twice);
+  const std::string source = kernel_part(build(twice, aligned_spec(twice, kSm90a)).kernel.source);
+  EXPECT_TRUE(has(source, "__syncthreads();  // an earlier store")) << source;
+
+  const ir::Function once = corpus_kernel("add_f32");
+  EXPECT_FALSE(has(kernel_part(build(once, aligned_spec(once, kSm90a)).kernel.source),
+                   "an earlier store"));
 }
 
 TEST(EmittedCode, ContiguousAlignedF32AddMovesSixteenBytesPerAccess) {

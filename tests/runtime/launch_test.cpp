@@ -138,5 +138,36 @@ TEST(Launch, ParameterNamesComeFromTheKernelsParameterList) {
   EXPECT_EQ(runtime::parameter_names("Out<float> z", 2), (std::vector<std::string>{"z", "arg1"}));
 }
 
+
+TEST(FutureOwnership, ASyncedOrMovedFromFutureIsAnOwnershipError) {
+  auto future = fill_both(zeros<float>({8}, Device::cpu()).partition({4}),
+                          zeros<float>({8}, Device::cpu()).partition({4}));
+  auto kept = std::move(future);
+  EXPECT_THROW((void)future.ready(), OwnershipError);  // NOLINT(bugprone-use-after-move)
+  auto args = std::move(kept).sync();
+  EXPECT_THROW(kept.wait(), OwnershipError);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(std::move(std::get<0>(args)).unpartition().to_vector(), std::vector<float>(8, 1.0f));
+}
+
+TESSERA_KERNEL(fill_ones, Out<float> z) { z.store(Tile<float>::full(z.shape(), 1.0f)); };
+TESSERA_KERNEL(fill_twos, Out<float> z) { z.store(Tile<float>::full(z.shape(), 2.0f)); };
+
+// Takes the kernel by value, as a helper would: both calls put their copy at the same stack
+// address.
+template <class K>
+[[gnu::noinline]] std::vector<float> run_copy(K kernel) {
+  auto [z] = kernel(zeros<float>({8}, Device::cpu()).partition({4})).sync();
+  return std::move(z).unpartition().to_vector();
+}
+
+TEST(KernelIdentity, CopiesOfTwoKernelsWithOneSignatureRunTheirOwnCode) {
+  // The specialization cache is keyed on the kernel's body, not on the object's address, so a
+  // copy of one kernel never picks up another's compiled code.
+  EXPECT_EQ(run_copy(fill_ones), std::vector<float>(8, 1.0f));
+  EXPECT_EQ(run_copy(fill_twos), std::vector<float>(8, 2.0f));
+  auto local = fill_ones;
+  EXPECT_EQ(run_copy(local), std::vector<float>(8, 1.0f));
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -36,17 +36,25 @@ class [[nodiscard]] Future {
   // Waits, then returns the arguments (partitions, tensors, scalars) in parameter order. Throws
   // the error of the work, if it failed.
   Args sync() && {
+    alive();
     done_->wait();
     done_.reset();
     return std::move(args_);
   }
   // The same future, kept to be waited on later; it keeps owning the arguments.
   Future async() && { return std::move(*this); }
-  bool ready() const { return done_->ready(); }
-  void wait() const { done_->wait(); }
+  bool ready() const { return alive().ready(); }
+  void wait() const { alive().wait(); }
   Args get() && { return std::move(*this).sync(); }
 
  private:
+  const runtime::Completion& alive() const {
+    if (!done_)
+      fail<OwnershipError>("this Future was moved from or already synced, and owns nothing; use "
+                           "the arguments its sync() returned");
+    return *done_;
+  }
+
   Args args_;
   std::shared_ptr<runtime::Completion> done_;
 };
@@ -227,7 +235,7 @@ class Kernel {
     auto owned = std::tuple{runtime::take_argument<P<I>>(std::forward<Args>(args))...};
     std::vector<runtime::LaunchArg> described{
         runtime::describe_argument<P<I>>(std::get<I>(owned))...};
-    const runtime::KernelSite site{this, name_, param_text_, loc_};
+    const runtime::KernelSite site{identity(), name_, param_text_, loc_};
     auto done = runtime::launch(site, described, [this](std::vector<ir::Param> params) {
       return tile::detail::trace(name_, std::move(params), loc_, [this] {
         // Braced initialisation makes the parameters (and their IR) in declaration order.
@@ -236,6 +244,13 @@ class Kernel {
       });
     }, loc_);
     return Future<decltype(owned)>(std::move(owned), std::move(done));
+  }
+
+  // One address per kernel body (the closure type), however the Kernel object is copied: the
+  // specialization cache is keyed on it.
+  static const void* identity() {
+    static const char id = 0;
+    return &id;
   }
 
   const char* name_;

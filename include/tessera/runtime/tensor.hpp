@@ -196,7 +196,10 @@ Tensor<T, static_cast<int>(N)> ones(const int64_t (&shape)[N], Device device = d
 template <Element T>
 Tensor<T, 1> arange(int64_t n, Device device = default_device()) {
   std::vector<T> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[i] = T(static_cast<float>(i));
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<T>(i);  // exact past 2^24
+    else v[i] = T(static_cast<float>(i));
+  }
   auto t = empty<T>({n}, device);
   t.handle().write_from_host(v.data());
   return t;

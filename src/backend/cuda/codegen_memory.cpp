@@ -210,9 +210,33 @@ void Emitter::load_into(const ir::Op& op, const ElementSink& sink, bool storage_
   walk_tile(w);
 }
 
+namespace {
+// Whether a store to parameter `param` may follow another store to the same tile in one block:
+// the parameter is stored more than once, or from inside a loop. Two stores can use different
+// thread mappings (an mma accumulator's fragments, a distributed tile), so the later one must
+// wait for the earlier one, or they race; the CPU reference's order (last store wins) needs it.
+bool store_may_repeat(const ir::Function& f, int param) {
+  int stores = 0;
+  bool in_loop = false;
+  const auto visit = [&](const ir::Block& b, bool looped, const auto& self) -> void {
+    for (const ir::Op& op : b.ops) {
+      if (op.kind == ir::OpKind::Store && op.attrs.param == param) {
+        ++stores;
+        in_loop |= looped;
+      }
+      for (const ir::Block& r : op.regions) self(r, looped || op.kind == ir::OpKind::For, self);
+    }
+  };
+  visit(f.body, false, visit);
+  return stores > 1 || in_loop;
+}
+}  // namespace
+
 void Emitter::store(const ir::Op& op) {
   const Operand x = operand(op, 0);
   const int p = op.attrs.param;
+  if (store_may_repeat(f_, p))
+    line("__syncthreads();  // an earlier store to this tile may have used another thread mapping");
   const ir::Param& param = f_.params.at(p);
   const Shape& tile = param.tile_shape;
   const std::string ref = param_var(p), s = storage_type(param.dtype);
