@@ -11,22 +11,11 @@
 #include "tessera/analysis/safety.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tessera/ir/verifier.hpp"
+#include "tessera/runtime/env.hpp"
 
 namespace tessera::runtime {
 
-bool dump_enabled(std::string_view stage) {
-  const char* env = std::getenv("TESSERA_DUMP");
-  if (!env) return false;
-  std::string_view list(env);
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    const std::string_view item = list.substr(0, comma);
-    if (item == stage || item == "all") return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
+bool dump_enabled(std::string_view stage) { return env_list_has("TESSERA_DUMP", stage); }
 
 namespace {
 void dump(std::string_view stage, const ir::Function& f) {
@@ -37,13 +26,7 @@ void dump(std::string_view stage, const ir::Function& f) {
 // no GPU, checks that every kernel its tests and examples launch compiles for the GPU: once with
 // the 16-byte vector paths and once with scalar accesses.
 void nvrtc_check(const ir::Function& f) {
-  const char* env = std::getenv("TESSERA_NVRTC_CHECK");
-  if (!env || !*env) return;
-  std::string_view list(env);
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    std::string_view item = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  for (std::string_view item : env_list("TESSERA_NVRTC_CHECK")) {
     backend::cuda::Arch arch;
     if (item.size() < 5 || !item.starts_with("sm_") ||
         std::sscanf(std::string(item.substr(3)).c_str(), "%1d%1d", &arch.major, &arch.minor) != 2)

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "tessera/core/error.hpp"
+#include "tessera/runtime/env.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
 #ifndef TESSERA_VERSION
@@ -29,19 +30,7 @@ std::string_view tessera_version() {
   return TESSERA_VERSION;
 }
 
-bool log_enabled(std::string_view topic) {
-  const char* env = std::getenv("TESSERA_LOG");
-  if (!env) return false;
-  std::string_view list(env);
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    const std::string_view item = list.substr(0, comma);
-    if (item == topic || item == "all") return true;
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-  return false;
-}
+bool log_enabled(std::string_view topic) { return env_list_has("TESSERA_LOG", topic); }
 
 std::string jit_key(const JitKeyParts& p) {
   std::string key;

@@ -53,11 +53,27 @@ TEST(Completion, ReadyAsksTheDeviceWithoutBlocking) {
   std::atomic<int> state{0}, waits{0};
   Completion c(std::make_unique<FakeWork>(state, waits));
   EXPECT_FALSE(c.ready());
+  EXPECT_EQ(waits.load(), 0);  // not done: ready() never blocks on the work
   state = 1;
   EXPECT_TRUE(c.ready());
-  EXPECT_EQ(waits.load(), 0);
+  // Once done, the work's wait() (cheap by then) runs exactly once: it is where a GPU kernel's
+  // own error report is collected, so a poll must not skip it.
+  EXPECT_EQ(waits.load(), 1);
   EXPECT_NO_THROW(c.wait());
-  EXPECT_EQ(waits.load(), 0);  // already known to be done: the device is not asked again
+  EXPECT_EQ(waits.load(), 1);  // already known to be done: the device is not asked again
+}
+
+// Work that is done but whose wait() reports an error (as a kernel's error report does).
+class DoneButFailed : public DeviceWork {
+ public:
+  bool done() override { return true; }
+  void wait() override { throw BoundsError("unpadded load reached outside the tensor"); }
+};
+
+TEST(Completion, PollingDoesNotLoseTheErrorOfWorkThatIsDone) {
+  Completion c(std::make_unique<DoneButFailed>());
+  EXPECT_TRUE(c.ready());
+  EXPECT_THROW(c.wait(), BoundsError);
 }
 
 TEST(Completion, WaitBlocksUntilTheDeviceWorkFinishes) {
