@@ -136,7 +136,7 @@ void for_each_offset(const Shape& shape, const Shape& strides, F&& f) {
 }
 }  // namespace
 
-void TensorHandle::write_from_host(const void* src) const {
+void TensorHandle::write_from_host(const void* src) {
   check_alive();
   const size_t es = dtype_size(dtype_);
   const size_t bytes = static_cast<size_t>(numel()) * es;
@@ -186,7 +186,7 @@ TensorHandle TensorHandle::copy_to(Device target) const {
   return out;
 }
 
-void TensorHandle::fill(double value) const {
+void TensorHandle::fill(double value) {
   check_alive();
   const size_t es = dtype_size(dtype_);
   std::vector<std::byte> host(static_cast<size_t>(numel()) * es);

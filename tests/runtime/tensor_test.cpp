@@ -74,7 +74,7 @@ TEST(Partition, RoundTripKeepsTheStorageAndTheData) {
   EXPECT_EQ(p.shape(), Shape{10});
   EXPECT_EQ(p.tile_shape(), Shape{4});
   EXPECT_EQ(p.grid(), Shape{3});
-  EXPECT_EQ(p.handle().storage(), storage);
+  EXPECT_EQ(p.storage(), storage);
   auto back = std::move(p).unpartition();
   EXPECT_EQ(back.handle().storage(), storage);
   EXPECT_EQ(back.handle().use_count(), 1);

@@ -185,7 +185,7 @@ LaunchArg describe_argument(const O& owned) {
     if constexpr (std::is_integral_v<O>) arg.iscalar = static_cast<int64_t>(owned);
     else arg.scalar = static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<O>, O, float>>(owned));
   } else {
-    arg.tensor = &owned.handle();
+    arg.tensor = &HandleAccess::of(owned);
     if constexpr (Traits::kind == ir::ParamKind::Out) arg.tile = owned.tile_shape();
   }
   return arg;

@@ -30,6 +30,10 @@ struct HandleAccess {
     return x.handle_;
   }
   template <class X>
+  static const TensorHandle& of(const X& x) {
+    return x.handle_;
+  }
+  template <class X>
   static X make(TensorHandle h, Shape tile = {}) {
     if constexpr (requires { X::kIsPartition; }) return X(std::move(h), std::move(tile));
     else return X(std::move(h));
@@ -150,7 +154,8 @@ class Partition {
     return g;
   }
   Device device() const { return alive().device(); }
-  const runtime::TensorHandle& handle() const { return handle_; }
+  // The storage (for identity checks); no handle to it is handed out while it is partitioned.
+  const runtime::Storage* storage() const { return handle_.storage(); }
 
   // The whole tensor again.
   Tensor<T, R> unpartition() && {
@@ -181,7 +186,7 @@ template <Element T, size_t N>
 Tensor<T, static_cast<int>(N)> full(const int64_t (&shape)[N], T value,
                                     Device device = default_device()) {
   auto t = empty<T>(shape, device);
-  t.handle().fill(static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(value)));
+  runtime::HandleAccess::of(t).fill(static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(value)));
   return t;
 }
 template <Element T, size_t N>
@@ -201,7 +206,7 @@ Tensor<T, 1> arange(int64_t n, Device device = default_device()) {
     else v[i] = T(static_cast<float>(i));
   }
   auto t = empty<T>({n}, device);
-  t.handle().write_from_host(v.data());
+  runtime::HandleAccess::of(t).write_from_host(v.data());
   return t;
 }
 // A tensor of `shape` holding `data` (row-major).
@@ -213,7 +218,7 @@ Tensor<T, static_cast<int>(N)> from_host(std::span<const T> data, const int64_t 
   if (static_cast<int64_t>(data.size()) != t.numel())
     fail_at<UsageError>(l, "from_host: ", data.size(), " values for a tensor of shape ",
                         to_string(t.shape()), " (", t.numel(), " elements)");
-  t.handle().write_from_host(data.data());
+  runtime::HandleAccess::of(t).write_from_host(data.data());
   return t;
 }
 template <Element T, size_t N>

@@ -73,10 +73,11 @@ class TensorHandle {
   TensorHandle slice(int axis, int64_t begin, int64_t end, SourceLoc loc = {}) const;
 
   // Copies between this tensor's elements (in row-major order) and contiguous host memory.
-  void write_from_host(const void* src) const;
+  // Writing needs a mutable handle: a const one (an In argument, Tensor::handle()) only reads.
+  void write_from_host(const void* src);
   void read_to_host(void* dst) const;
   // Sets every element to `value` converted to the dtype.
-  void fill(double value) const;
+  void fill(double value);
   // A contiguous copy on `device` (through host memory when the devices differ).
   TensorHandle copy_to(Device device) const;
 
