@@ -179,6 +179,9 @@ class Emitter {
   void load_into(const ir::Op& load, const ElementSink& sink, bool storage_values);
   // The walk over a tile in global memory shared by loads and stores (codegen_memory.cpp).
   struct TileWalk;
+  // Fills in the walk over a load's tile that load and load_into share (the mode, and the
+  // registers or sink, are theirs).
+  void load_walk(const ir::Op& op, TileWalk& w);
   void walk_tile(const TileWalk& w);
   void for_loop(const ir::Op& op);  // codegen_control.cpp
   void if_op(const ir::Op& op);

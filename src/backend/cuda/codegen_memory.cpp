@@ -176,7 +176,15 @@ void Emitter::load(const ir::Op& op) {
   }
   declare(r);
   TileWalk w;
+  load_walk(op, w);
   w.mode = TileWalk::Mode::LoadRegs;
+  w.regs = name(r);
+  walk_tile(w);
+}
+
+void Emitter::load_walk(const ir::Op& op, TileWalk& w) {
+  const ir::Attrs& a = op.attrs;
+  const DType dt = f_.params.at(a.param).dtype;
   w.op = &op;
   w.param = a.param;
   w.dtype = dt;
@@ -186,25 +194,13 @@ void Emitter::load(const ir::Op& op) {
   w.chunk = vector_chunk(dt, spec(a.param), a.shape, vec());
   w.padded = a.padded;
   w.pad = cast_literal(dt, a.padded ? a.value : 0.0);
-  w.regs = name(r);
-  walk_tile(w);
 }
 
 void Emitter::load_into(const ir::Op& op, const ElementSink& sink, bool storage_values) {
-  const ir::Attrs& a = op.attrs;
-  const DType dt = f_.params.at(a.param).dtype;
   TileWalk w;
+  load_walk(op, w);
   w.mode = TileWalk::Mode::LoadSink;
-  w.op = &op;
-  w.param = a.param;
-  w.dtype = dt;
-  w.tile = a.shape;
-  for (size_t d = 0; d < a.shape.size(); ++d)
-    w.origin.push_back("(long long)" + name(op.operands[d]) + " * " + str(a.shape[d]));
-  w.chunk = vector_chunk(dt, spec(a.param), a.shape, vec());
-  w.padded = a.padded;
-  const std::string pad = cast_literal(dt, a.padded ? a.value : 0.0);
-  w.pad = storage_values ? to_storage(dt, pad) : pad;
+  if (storage_values) w.pad = to_storage(f_.params.at(op.attrs.param).dtype, w.pad);
   w.sink = &sink;
   w.storage_values = storage_values;
   walk_tile(w);
