@@ -2,15 +2,18 @@
 // Prints one row per workload: median milliseconds per launch and GB/s, counting each input read
 // once and the output written once. Also times the first launch (trace + JIT, cold or from the
 // disk cache, depending on TESSERA_CACHE_DIR's contents) and a launch of an already compiled
-// specialization with a new size (must not recompile).
+// specialization with a new size (must not recompile); the outputs are made before the clock
+// starts. With several tiles (a comma list), the rows repeat for each: the first-launch timings
+// are those of the first tile.
 //
-//   elementwise [log2(n)=28] [tile=8192] [iterations=50]
+//   elementwise [log2(n)=28] [tiles=8192] [iterations=50]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <tessera/tessera.hpp>
@@ -35,32 +38,43 @@ double ms_since(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
+// Uniform in [-1, 1), fresh each run (xorshift64 from the clock: 2^28 elements in well under a
+// second, where std::mt19937 takes several).
 template <class T>
-Tensor<T, 1> random_tensor(int64_t n, uint32_t seed) {
+Tensor<T, 1> random_tensor(int64_t n, uint64_t salt) {
   std::vector<T> v(static_cast<size_t>(n));
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.f, 1.f);
-  for (auto& e : v) e = T(dist(gen));
+  uint64_t s = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) * 2654435761u + salt;
+  s |= 1;
+  for (auto& e : v) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    e = T(static_cast<float>(static_cast<double>(s >> 11) * 0x1p-52 - 1.0));
+  }
   return from_host<T>(v, {n});
 }
 
-// Launches `launch(out)` `iterations` times, alternating two outputs so that the next launch is
-// queued while the previous one runs; returns the median over rounds of the time per launch.
+// The GPU time per launch: a ring of four outputs, the oldest waited for and launched again, so
+// that three launches are always queued behind the one that runs and the host's launch and wait
+// costs hide behind the kernels. The median over rounds of `iterations` launches, after warm-up.
 template <class T, class Launch>
 double time_launches(int64_t n, int64_t tile, int iterations, Launch&& launch) {
-  auto a = zeros<T>({n}).partition({tile});
-  auto b = zeros<T>({n}).partition({tile});
-  for (int w = 0; w < 3; ++w) a = std::get<0>(launch(std::move(a)).sync());  // warm-up
+  using Pending = decltype(launch(std::declval<Partition<T, 1>>()).async());
+  std::deque<Pending> ring;
+  for (int i = 0; i < 4; ++i) ring.push_back(launch(zeros<T>({n}).partition({tile})).async());
+  auto relaunch_oldest = [&] {
+    auto out = std::get<0>(std::move(ring.front()).sync());
+    ring.pop_front();
+    ring.push_back(launch(std::move(out)).async());
+  };
+  for (int w = 0; w < 8; ++w) relaunch_oldest();
   std::vector<double> rounds;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < 7; ++r) {
     const auto start = Clock::now();
-    for (int i = 0; i < iterations; i += 2) {
-      auto fa = launch(std::move(a)).async();
-      auto fb = launch(std::move(b)).async();
-      a = std::get<0>(std::move(fa).sync());
-      b = std::get<0>(std::move(fb).sync());
-    }
+    for (int i = 0; i < iterations; ++i) relaunch_oldest();
     rounds.push_back(ms_since(start) / iterations);
+  }
+  while (!ring.empty()) {
+    (void)std::move(ring.front()).sync();
+    ring.pop_front();
   }
   std::sort(rounds.begin(), rounds.end());
   return rounds[rounds.size() / 2];
@@ -72,41 +86,56 @@ void row(const std::string& name, double ms, double bytes) {
 }
 
 template <class T>
-void bench(const char* tag, int64_t n, int64_t tile, int iterations, int log2n) {
+void bench(const char* tag, int64_t n, const std::vector<int64_t>& tiles, int iterations, int log2n) {
+  const int64_t tile = tiles.front();
   auto x = random_tensor<T>(n, 1);
   auto y = random_tensor<T>(n, 2);
   const double bytes = 3.0 * static_cast<double>(n) * sizeof(T);
   const std::string size = " n=2^" + std::to_string(log2n);
 
   // First launch of this specialization: trace + compile (or disk-cache hit).
+  auto fresh = zeros<T>({n}).partition({tile});
+  auto resized_out = zeros<T>({n / 2 + 7}).partition({tile});
   const auto first = Clock::now();
-  auto [z0, x0, y0] = add_kernel<T>(zeros<T>({n}).partition({tile}), x, y).sync();
+  auto [z0, x0, y0] = add_kernel<T>(std::move(fresh), x, y).sync();
   std::printf("%-40s %10.2f ms\n", (std::string("first launch add ") + tag).c_str(), ms_since(first));
   // A new run-time size reuses the compiled kernel.
   const auto resized = Clock::now();
-  auto [z1, x1, y1] = add_kernel<T>(zeros<T>({n / 2 + 7}).partition({tile}), x, y).sync();
+  auto [z1, x1, y1] = add_kernel<T>(std::move(resized_out), x, y).sync();
   std::printf("%-40s %10.2f ms\n", (std::string("new size, same kernel add ") + tag).c_str(),
               ms_since(resized));
 
-  row(std::string("tessera add ") + tag + size,
-      time_launches<T>(n, tile, iterations, [&](Partition<T, 1> z) { return add_kernel<T>(std::move(z), x, y); }),
-      bytes);
-  row(std::string("tessera saxpy ") + tag + size,
-      time_launches<T>(n, tile, iterations,
-                       [&](Partition<T, 1> z) { return saxpy_kernel<T>(std::move(z), T(2.0f), x, y); }),
-      bytes);
+  for (int64_t t : tiles) {
+    const std::string suffix = size + " tile " + std::to_string(t);
+    row(std::string("tessera add ") + tag + suffix,
+        time_launches<T>(n, t, iterations, [&](Partition<T, 1> z) { return add_kernel<T>(std::move(z), x, y); }),
+        bytes);
+    row(std::string("tessera saxpy ") + tag + suffix,
+        time_launches<T>(n, t, iterations,
+                         [&](Partition<T, 1> z) { return saxpy_kernel<T>(std::move(z), T(2.0f), x, y); }),
+        bytes);
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const int log2n = argc > 1 ? std::atoi(argv[1]) : 28;
-  const int64_t tile = argc > 2 ? std::atoll(argv[2]) : 8192;
+  std::vector<int64_t> tiles;
+  std::string list = argc > 2 ? argv[2] : "8192";
+  for (size_t at = 0; at <= list.size();) {
+    const size_t comma = std::min(list.find(',', at), list.size());
+    tiles.push_back(std::atoll(list.substr(at, comma - at).c_str()));
+    if (tiles.back() <= 0) {
+      std::fprintf(stderr, "elementwise: tiles are positive integers, comma-separated: %s\n", list.c_str());
+      return 2;
+    }
+    at = comma + 1;
+  }
   const int iterations = argc > 3 ? std::atoi(argv[3]) : 50;
   const int64_t n = int64_t{1} << log2n;
-  std::printf("# tessera elementwise on %s, tile %lld\n", default_device().str().c_str(),
-              static_cast<long long>(tile));
-  bench<float>("f32", n, tile, iterations, log2n);
-  bench<half>("f16", n, tile, iterations, log2n);
+  std::printf("# tessera elementwise on %s\n", default_device().str().c_str());
+  bench<float>("f32", n, tiles, iterations, log2n);
+  bench<half>("f16", n, tiles, iterations, log2n);
   return 0;
 }

@@ -5,6 +5,8 @@
 #include <limits>
 #include <sstream>
 
+#include "tessera/runtime/gpu.hpp"
+
 namespace tessera::test {
 
 // ---- Rng ---------------------------------------------------------------------------------------
@@ -77,12 +79,20 @@ void for_each_index(const Shape& shape, const std::function<void(const Shape&)>&
 
 // ---- Guarded -----------------------------------------------------------------------------------
 
+Device test_device() {
+  static const Device d = [] {
+    const char* s = std::getenv("TESSERA_TEST_DEVICE");
+    return s && *s ? Device::parse(s) : Device::cpu();
+  }();
+  return d;
+}
+
 namespace {
 template <Element T, size_t N>
-Tensor<T> wrap_rank(T* data, const Shape& s) {
+Tensor<T> wrap_rank(T* data, const Shape& s, Device device) {
   int64_t extents[N];
   for (size_t d = 0; d < N; ++d) extents[d] = s[d];
-  return Tensor<T>(wrap_unowned_unchecked<T, N>(data, extents, Device::cpu()));
+  return Tensor<T>(wrap_unowned_unchecked<T, N>(data, extents, device));
 }
 }  // namespace
 
@@ -91,11 +101,24 @@ Guarded<T>::Guarded(Shape shape, Fill fill)
     : shape_(std::move(shape)),
       // Input guards hold all-ones bytes: NaN for every float format, -1 for integers. Outputs
       // are poisoned with 0xA5 bytes, a value no test expects.
-      pattern_(fill == Fill::Input ? 0xFF : 0xA5) {
+      pattern_(fill == Fill::Input ? 0xFF : 0xA5),
+      device_(test_device()) {
   for (int64_t d : shape_) outer_.push_back(kGuardBefore + d + kGuardAfter);
   outer_strides_ = row_major_strides(outer_);
   buf_.resize(static_cast<size_t>(numel(outer_)));
   std::memset(static_cast<void*>(buf_.data()), pattern_, buf_.size() * sizeof(T));
+}
+
+template <Element T>
+Guarded<T>::~Guarded() {
+  if (mirror_) runtime::gpu_free(device_, mirror_);
+}
+
+template <Element T>
+void Guarded<T>::pull() const {
+  if (!mirror_newer_) return;
+  runtime::gpu_copy_to_host(device_, buf_.data(), mirror_, buf_.size() * sizeof(T));
+  mirror_newer_ = false;
 }
 
 template <Element T>
@@ -107,6 +130,8 @@ int64_t Guarded<T>::offset(const Shape& idx) const {
 
 template <Element T>
 void Guarded<T>::fill(const std::function<double(const Shape&)>& f) {
+  pull();
+  host_newer_ = true;
   for_each_index(shape_, [&](const Shape& idx) { buf_[offset(idx)] = from_double<T>(f(idx)); });
 }
 
@@ -122,19 +147,29 @@ void Guarded<T>::fill_uniform(Rng& rng, double lo, double hi) {
 
 template <Element T>
 Tensor<T> Guarded<T>::view() {
+  T* data = buf_.data();
+  if (device_.is_cuda()) {
+    const size_t bytes = buf_.size() * sizeof(T);
+    if (!mirror_) mirror_ = runtime::gpu_allocate(device_, bytes);
+    pull();
+    if (host_newer_) runtime::gpu_copy_to_device(device_, mirror_, buf_.data(), bytes);
+    host_newer_ = false;
+    mirror_newer_ = true;
+    data = static_cast<T*>(mirror_);
+  }
   Tensor<T> t;
   switch (shape_.size()) {
     case 1:
-      t = wrap_rank<T, 1>(buf_.data(), outer_);
+      t = wrap_rank<T, 1>(data, outer_, device_);
       break;
     case 2:
-      t = wrap_rank<T, 2>(buf_.data(), outer_);
+      t = wrap_rank<T, 2>(data, outer_, device_);
       break;
     case 3:
-      t = wrap_rank<T, 3>(buf_.data(), outer_);
+      t = wrap_rank<T, 3>(data, outer_, device_);
       break;
     case 4:
-      t = wrap_rank<T, 4>(buf_.data(), outer_);
+      t = wrap_rank<T, 4>(data, outer_, device_);
       break;
     default:
       ADD_FAILURE() << "Guarded tensors have rank 1 to 4, not " << shape_.size();
@@ -142,11 +177,14 @@ Tensor<T> Guarded<T>::view() {
   }
   for (size_t d = 0; d < shape_.size(); ++d)
     t = t.slice(static_cast<int>(d), kGuardBefore, kGuardBefore + shape_[d]);
+  // The kernels run where their tensors live: here, on the device the run asked for.
+  EXPECT_EQ(t.device(), device_) << "a guarded view is not on TESSERA_TEST_DEVICE";
   return t;
 }
 
 template <Element T>
 bool Guarded<T>::guard_intact(std::string* where) const {
+  pull();
   std::vector<bool> inside(buf_.size(), false);
   for_each_index(shape_, [&](const Shape& idx) { inside[offset(idx)] = true; });
   for (size_t i = 0; i < buf_.size(); ++i) {

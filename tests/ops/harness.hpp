@@ -7,6 +7,10 @@
 // poison-filled, so the check that follows every launch sees both that each element inside the
 // output was written and that nothing outside it was.
 //
+// With TESSERA_TEST_DEVICE=cuda the same tests run every kernel on the GPU instead (label gpu):
+// each Guarded buffer, guards included, is mirrored in device memory, copied there when a view is
+// taken and back before the host reads it, so the guards check GPU stores just as they do CPU ones.
+//
 // A test is a row of a table (Case: a name and a function of the random source). Each file builds
 // its rows from templates over ops and dtypes and instantiates OpTest with them, so one row is
 // one CTest test, named after what it runs ("add_f16_tile_scalar").
@@ -107,6 +111,9 @@ void for_each_index(const Shape& shape, const std::function<void(const Shape&)>&
 
 // ---- guarded tensors ---------------------------------------------------------------------------
 
+// Where the kernels of the op tests run: TESSERA_TEST_DEVICE (cpu when unset).
+Device test_device();
+
 // A tensor of `shape` that lives inside a larger host buffer: kGuardBefore elements before it
 // and kGuardAfter after it along every axis. view() is a strided Tensor over the inside, and the
 // only handle to its storage, so it can be partitioned.
@@ -117,15 +124,22 @@ class Guarded {
   enum class Fill { Input, Output };
 
   Guarded(Shape shape, Fill fill);
+  ~Guarded();
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
 
   const Shape& shape() const { return shape_; }
-  double at(const Shape& idx) const { return to_double(buf_[offset(idx)]); }
+  double at(const Shape& idx) const {
+    pull();
+    return to_double(buf_[offset(idx)]);
+  }
   // Sets every element inside to f(index), converted to T.
   void fill(const std::function<double(const Shape&)>& f);
   // Elements drawn uniformly from [lo, hi] (integers for integer T).
   void fill_uniform(Rng& rng, double lo, double hi);
 
-  // A new view of the inside (a fresh storage each call, so each is the only handle to it).
+  // A new view of the inside (a fresh storage each call, so each is the only handle to it), on
+  // test_device().
   Tensor<T> view();
   // Whether every byte outside the inside still holds the fill pattern; `where` names the first
   // changed element.
@@ -133,9 +147,17 @@ class Guarded {
 
  private:
   int64_t offset(const Shape& idx) const;
+  // On the GPU: brings the host buffer up to date with the device mirror, which a kernel may
+  // have written since the last view().
+  void pull() const;
+
   Shape shape_, outer_, outer_strides_;
-  std::vector<T> buf_;
+  mutable std::vector<T> buf_;
   unsigned char pattern_;
+  Device device_;
+  void* mirror_ = nullptr;             // the device copy of buf_ (GPU only)
+  mutable bool mirror_newer_ = false;  // a view was handed out since the last pull
+  bool host_newer_ = true;             // buf_ changed since the last copy to the mirror
 };
 
 using IndexFn = std::function<double(const Shape&)>;

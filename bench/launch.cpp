@@ -1,0 +1,130 @@
+// Launch overhead on the GPU: a kernel that adds 1 to 1024 floats, launched and waited for one at
+// a time, and launched back to back (a few in flight), through Tessera's safe path and through the
+// CUDA driver directly (cuLaunchKernel of the same work compiled by NVRTC, cuStreamSynchronize).
+// Prints microseconds per kernel, the median of rounds, and the ratio to the raw launch (target
+// in DESIGN.md: the safe sync path at most 1.2x the raw one).
+//
+//   launch [launches per round=2000]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+#include "tessera/backend/cuda/driver.hpp"
+#include "tessera/backend/cuda/module.hpp"
+#include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/runtime/gpu.hpp"
+
+using namespace tessera;
+using namespace tessera::tile;
+namespace cuda = tessera::backend::cuda;
+
+TESSERA_KERNEL(add_one, Out<float> z, In<float> x) {
+  z.store(load_like(x, z) + 1.0f);
+};
+
+namespace {
+
+constexpr int64_t kN = 1024;
+constexpr int kRounds = 7;
+
+using Clock = std::chrono::steady_clock;
+
+// The median over rounds of microseconds per call of `one`, after a warm-up round.
+template <class F>
+double us_per_call(int calls, F&& one) {
+  for (int i = 0; i < calls / 10 + 1; ++i) one();
+  std::vector<double> rounds;
+  for (int r = 0; r < kRounds; ++r) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i) one();
+    rounds.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
+const char* kRawSource = R"(
+extern "C" __global__ void add_one_raw(float* z, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) z[i] = x[i] + 1.0f;
+})";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int calls = argc > 1 ? std::atoi(argv[1]) : 2000;
+  const Device gpu = default_device();
+  if (!gpu.is_cuda()) {
+    std::printf("# launch: no usable GPU, nothing to time\n");
+    return 0;
+  }
+  std::printf("# launch overhead on %s, %lld floats, median of %d rounds of %d launches\n",
+              gpu.str().c_str(), static_cast<long long>(kN), kRounds, calls);
+
+  // Raw: the driver, no checks, no ownership.
+  const cuda::DeviceContext& ctx = cuda::device_context(gpu.index());
+  const cuda::CompiledCuda compiled =
+      cuda::compile_cuda(kRawSource, "add_one_raw", runtime::gpu_arch(gpu));
+  const cuda::LoadedKernel raw = cuda::load_kernel(ctx, compiled.cubin, "add_one_raw", "add_one_raw", 0);
+  void* z_raw = runtime::gpu_allocate(gpu, kN * sizeof(float));
+  void* x_raw = runtime::gpu_allocate(gpu, kN * sizeof(float));
+  runtime::gpu_synchronize(gpu);
+  CUdeviceptr zp = reinterpret_cast<CUdeviceptr>(z_raw), xp = reinterpret_cast<CUdeviceptr>(x_raw);
+  int n = static_cast<int>(kN);
+  void* params[] = {&zp, &xp, &n};
+  auto raw_launch = [&] {
+    TESSERA_CU(cuLaunchKernel, raw.function, 1, 1, 1, 1024, 1, 1, 0, ctx.stream(), params, nullptr);
+  };
+  const double raw_sync = us_per_call(calls, [&] {
+    raw_launch();
+    TESSERA_CU(cuStreamSynchronize, ctx.stream());
+  });
+  const double raw_queued = us_per_call(calls, [&] {
+    raw_launch();
+  });
+  TESSERA_CU(cuStreamSynchronize, ctx.stream());
+
+  // Tessera: validation, the specialization cache, ownership, the error report.
+  auto x = ones<float>({kN}, gpu);
+  auto z = zeros<float>({kN}, gpu).partition({kN});
+  const double safe_sync = us_per_call(calls, [&] {
+    z = std::get<0>(add_one(std::move(z), x).sync());
+  });
+  // Back to back: a ring of outputs, the oldest waited for and launched again, so a few launches
+  // are always in flight (one output cannot be in two launches at once).
+  std::deque<decltype(add_one(std::move(z), x).async())> ring;
+  ring.push_back(add_one(std::move(z), x).async());
+  for (int i = 1; i < 8; ++i) ring.push_back(add_one(zeros<float>({kN}, gpu).partition({kN}), x).async());
+  double in_launch = 0, in_wait = 0;  // host seconds inside the call and inside sync()
+  const double safe_queued = us_per_call(calls, [&] {
+    const auto t0 = Clock::now();
+    auto out = std::get<0>(std::move(ring.front()).sync());
+    ring.pop_front();
+    const auto t1 = Clock::now();
+    ring.push_back(add_one(std::move(out), x).async());
+    in_wait += std::chrono::duration<double>(t1 - t0).count();
+    in_launch += std::chrono::duration<double>(Clock::now() - t1).count();
+  });
+  const double timed_calls = static_cast<double>(kRounds) * calls + calls / 10 + 1;
+  while (!ring.empty()) {
+    (void)std::move(ring.front()).sync();
+    ring.pop_front();
+  }
+
+  std::printf("%-40s %10.2f us\n", "raw launch + sync", raw_sync);
+  std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera launch + sync", safe_sync, safe_sync / raw_sync);
+  std::printf("%-40s %10.2f us\n", "raw launch, back to back", raw_queued);
+  std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera launch, back to back", safe_queued,
+              safe_queued / raw_queued);
+  std::printf("%-40s %10.2f us in the launch call, %.2f us in sync()\n",
+              "  of which, on the host (mean)", in_launch / timed_calls * 1e6,
+              in_wait / timed_calls * 1e6);
+  runtime::gpu_free(gpu, z_raw);
+  runtime::gpu_free(gpu, x_raw);
+  return 0;
+}
