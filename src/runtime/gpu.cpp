@@ -124,6 +124,10 @@ void gpu_copy_on_device(Device d, void* dst, const void* src, size_t bytes) {
   cuda::copy_device_to_device(gpu_context(d), dst, src, bytes);
 }
 
+void gpu_fill(Device d, void* dst, const void* element, size_t element_bytes, size_t count) {
+  cuda::fill_elements(gpu_context(d), dst, element, element_bytes, count);
+}
+
 void gpu_synchronize(Device d) {
   cuda::synchronize(gpu_context(d));
 }

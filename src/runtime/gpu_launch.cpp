@@ -41,7 +41,7 @@ namespace {
 // always reported, by the first wait that sees it.
 void check_error_report(const GpuKernel& k) {
   const cuda::LoadedKernel& l = k.loaded;
-  if (!l.error_flag) return;
+  if (!l.error_flag) return;  // the kernel has no check that can fail
   l.ctx->make_current();
   int flag = 0;
   long long info[5] = {};
@@ -119,7 +119,8 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   // One loaded kernel per device, key and launch configuration: modules are never unloaded, so
   // this bounds them. (The configuration is not part of the JIT key: it does not change the cubin.)
   std::string loaded_key =
-      detail::cat(d.index(), "|", k.threads_per_block, "|", k.dynamic_shared_bytes, "|");
+      detail::cat(d.index(), "|", k.threads_per_block, "x", k.blocks_per_tile, "|",
+                  k.dynamic_shared_bytes, "|");
   for (const GpuParam& p : k.params)
     loaded_key += detail::cat(static_cast<int>(p.kind), dtype_name(p.dtype), ",");
   loaded_key += "|" + key;
@@ -147,8 +148,9 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   });
 
   auto kernel = std::make_shared<GpuKernel>();
-  kernel->loaded = cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes);
-  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes};
+  kernel->loaded =
+      cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes, k.reports_errors);
+  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile};
   kernel->op_sites = k.op_sites;
   for (const GpuParam& p : k.params)
     kernel->params.push_back({p.kind != ir::ParamKind::Scalar, p.dtype});

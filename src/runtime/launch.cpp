@@ -3,6 +3,7 @@
 #include <cctype>
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <unordered_map>
 
 #include "tessera/backend/cpu/interpreter.hpp"
@@ -147,17 +148,36 @@ std::vector<std::pair<SourceLoc, std::string>> op_sites(const ir::Function& f) {
   return sites;
 }
 
+// Appends v's bytes to a key.
+template <class T>
+void put(std::string& key, const T& v) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+// The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted.
+// Each field has a fixed size, except the tile shape, which is preceded by its length.
 std::string specialization_key(const KernelSite& site, const std::vector<LaunchArg>& args,
                                Device device,
                                const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
-  std::string key = detail::cat(site.identity, "|", device.str());
+  std::string key;
+  key.reserve(24 + 48 * args.size());
+  put(key, site.identity);
+  put(key, device.is_cuda());
+  put(key, device.index());
   for (size_t i = 0; i < args.size(); ++i) {
     const LaunchArg& a = args[i];
-    key += detail::cat("|", static_cast<int>(a.kind), ":", dtype_name(a.dtype));
-    if (a.tensor) key += detail::cat(":r", a.tensor->rank());
-    if (a.kind == ir::ParamKind::Out) key += ":t" + to_string(a.tile);
-    if (!tensor_specs.empty() && a.tensor)
-      key += detail::cat(":s", tensor_specs[i].inner_unit_stride, tensor_specs[i].vector_bytes);
+    put(key, a.kind);
+    put(key, a.dtype);
+    if (a.tensor) put(key, a.tensor->rank());
+    if (a.kind == ir::ParamKind::Out) {
+      put(key, a.tile.size());
+      for (int64_t e : a.tile) put(key, e);
+    }
+    if (!tensor_specs.empty() && a.tensor) {
+      put(key, tensor_specs[i].inner_unit_stride);
+      put(key, tensor_specs[i].vector_bytes);
+    }
   }
   return key;
 }
@@ -260,8 +280,9 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
         const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
         const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
         spec.gpu = gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
-                                         e.shared_bytes, gpu_params(spec.kernel->fn.params),
-                                         op_sites(spec.kernel->fn)});
+                                         e.blocks_per_tile, e.shared_bytes,
+                                         gpu_params(spec.kernel->fn.params),
+                                         op_sites(spec.kernel->fn), e.reports_errors});
       }
       c.entries.emplace(key, spec);
     }

@@ -189,6 +189,12 @@ TensorHandle TensorHandle::copy_to(Device target) const {
 void TensorHandle::fill(double value) {
   check_alive();
   const size_t es = dtype_size(dtype_);
+  if (device().is_cuda() && contiguous()) {
+    // On the GPU itself: a 1 GiB fill through the host would cost a host buffer and a copy.
+    std::byte element[16] = {};
+    backend::cpu::write_element(element, dtype_, 0, value);
+    return gpu_fill(device(), data(), element, es, static_cast<size_t>(numel()));
+  }
   std::vector<std::byte> host(static_cast<size_t>(numel()) * es);
   if (host.empty()) return;
   // One element converted, then copied in doubling runs: a 1 GiB fill is a few memcpys.

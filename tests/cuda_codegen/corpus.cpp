@@ -291,6 +291,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"add_f32", [] { return add<float>(1024); }},
       {"add_f16", [] { return add<half>(2048); }},
       {"add_ragged_tile", [] { return add<float>(100); }},
+      {"add_f16_large_tile", [] { return add<half>(16384); }},
       {"saxpy", saxpy},
       {"float_math", float_math},
       {"integer_math", integer_math},

@@ -107,6 +107,38 @@ TEST(EmittedCode, UnpaddedLoadsReportThroughTheErrorFlag) {
       has(kernel_part(build(padded, aligned_spec(padded, kSm90a)).kernel.source), "tsr_bounds("));
 }
 
+TEST(EmittedCode, OnlyKernelsWithARunTimeCheckReportErrors) {
+  // The host reads the error report after a launch only when the kernel can write it.
+  const ir::Function unpadded = corpus_kernel("unpadded");
+  EXPECT_TRUE(backend::cuda::emit(unpadded, aligned_spec(unpadded, kSm90a)).reports_errors);
+  // A loop whose step is a positive constant cannot fail: no check, no report.
+  for (const char* name : {"add_f32", "softmax_f16", "gemm_f16", "control", "nested"}) {
+    const ir::Function f = corpus_kernel(name);
+    const backend::cuda::EmittedKernel k = backend::cuda::emit(f, aligned_spec(f, kSm90a));
+    EXPECT_FALSE(k.reports_errors) << name;
+    EXPECT_FALSE(has(kernel_part(k.source), "tsr_report(")) << name;
+  }
+}
+
+TEST(EmittedCode, LargeElementwiseTilesRunAsSeveralBlocks) {
+  // 16384 f16 elements at 8 a thread: 2048 threads for the tile, as 4 blocks of 512.
+  const ir::Function add = corpus_kernel("add_f16_large_tile");
+  const backend::cuda::EmittedKernel big = backend::cuda::emit(add, aligned_spec(add, kSm90a));
+  EXPECT_EQ(big.threads, 512);
+  EXPECT_EQ(big.blocks_per_tile, 4);
+  const std::string code = kernel_part(big.source);
+  EXPECT_TRUE(has(code, "__launch_bounds__(512)")) << code;
+  EXPECT_TRUE(has(code, "vblk < grid.total * 4")) << code;
+  EXPECT_TRUE(has(code, "const int tid = (int)(vblk % 4) * 512 + (int)threadIdx.x;")) << code;
+  EXPECT_TRUE(has(code, "(k * 2048 + tid) * 8")) << code;
+  // Threads that share values (a reduction's shuffles and shared memory, a repeated store's
+  // barrier, mma fragments) keep a tile in one block.
+  for (const char* name : {"softmax_f16", "gemm_f16", "rmsnorm_f16"}) {
+    const ir::Function f = corpus_kernel(name);
+    EXPECT_EQ(backend::cuda::emit(f, aligned_spec(f, kSm90a)).blocks_per_tile, 1) << name;
+  }
+}
+
 TEST(EmittedCode, KernelDeclaresItsThreadsAndSharedMemory) {
   const ir::Function add = corpus_kernel("add_f32");
   const backend::cuda::EmittedKernel a = backend::cuda::emit(add, aligned_spec(add, kSm90a));

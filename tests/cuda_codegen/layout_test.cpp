@@ -123,11 +123,17 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   // gemm_f16_ragged: the [40, 20] operand tile counts (800 / 8 -> 128 threads); the [40, 24]
   // accumulator does not, as it is stored from its fragments.
   EXPECT_EQ(plan(corpus_kernel("gemm_f16_ragged")).threads, 128);
+  // An elementwise kernel keeps eight a thread past 512 threads, in several blocks of 512:
+  // 16384 f16 -> 2048 threads, 4 blocks.
+  const LayoutPlan large = plan(corpus_kernel("add_f16_large_tile"));
+  EXPECT_EQ(large.threads, 2048);
+  EXPECT_EQ(large.blocks_per_tile, 4);
   for (const CorpusKernel& k : corpus()) {
     const LayoutPlan p = plan(prepared(k.make()));
     EXPECT_GE(p.threads, 32) << k.name;
-    EXPECT_LE(p.threads, 512) << k.name;
+    EXPECT_LE(p.threads / p.blocks_per_tile, 512) << k.name << ": threads a block";
     EXPECT_EQ(p.threads & (p.threads - 1), 0) << k.name;
+    EXPECT_EQ(p.threads % p.blocks_per_tile, 0) << k.name;
   }
 }
 

@@ -2,6 +2,7 @@
 // tensors live on the GPU under the same API as on the CPU.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include <tessera/tessera.hpp>
@@ -63,6 +64,31 @@ TEST_F(GpuMemory, TensorsOnTheGpuRoundTripThroughTheTensorApi) {
   EXPECT_EQ(t.to(Device::cpu()).to_vector(), data);
   auto z = zeros<float>({7}, gpu());
   EXPECT_EQ(z.to_vector(), std::vector<float>(7, 0.0f));
+}
+
+// full() fills on the GPU: a memset for 1-, 2- and 4-byte elements and for 8-byte ones whose
+// halves agree, doubling device copies otherwise. Every element, odd counts included, holds it.
+template <class T>
+void expect_full_holds(T value, int64_t n) {
+  auto t = full<T>({n}, value, Device::cuda(0));
+  const std::vector<T> got = t.to_vector();
+  ASSERT_EQ(got.size(), static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(std::memcmp(&got[i], &value, sizeof(T)), 0) << "element " << i << " of " << n;
+}
+
+TEST_F(GpuMemory, FullFillsEveryElementOnTheDevice) {
+  for (int64_t n : {1, 7, 1000003}) {
+    expect_full_holds<int8_t>(-3, n);
+    expect_full_holds<half>(half(1.5f), n);
+    expect_full_holds<bfloat16>(bfloat16(-2.25f), n);
+    expect_full_holds<float>(3.25f, n);
+    expect_full_holds<int32_t>(-123456, n);
+    expect_full_holds<double>(1.5, n);        // halves differ: the doubling copies
+    expect_full_holds<int64_t>(-1, n);        // halves agree: a 32-bit memset
+    expect_full_holds<int64_t>(int64_t{1} << 40, n);
+  }
+  EXPECT_EQ(zeros<float>({5}, Device::cuda(0)).to_vector(), std::vector<float>(5, 0.0f));
 }
 
 }  // namespace

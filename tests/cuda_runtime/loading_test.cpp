@@ -115,6 +115,7 @@ TEST(LaunchGrid, BlocksAreTheTileCountCappedAtTheDeviceLimit) {
   EXPECT_EQ(backend::cuda::grid_blocks({8}, p), 8);
   EXPECT_EQ(backend::cuda::grid_blocks({3, 5}, p), 15);
   EXPECT_EQ(backend::cuda::grid_blocks({0}, p), 0);
+  EXPECT_EQ(backend::cuda::grid_blocks({3, 5}, p, 4), 60);  // four blocks a tile
   // Beyond the limit the kernel loops over blockIdx.x + k * gridDim.x (abi.hpp).
   EXPECT_EQ(backend::cuda::grid_blocks({65536, 65536}, p), 2147483647);
 }

@@ -162,6 +162,10 @@ TEST(GpuDifferential, AddF32Ragged) { check_add<float>(100003, 1024); }
 TEST(GpuDifferential, AddF16Ragged) { check_add<half>(77777, 2048); }
 TEST(GpuDifferential, AddBf16Ragged) { check_add<bfloat16>(5000, 256); }
 TEST(GpuDifferential, AddF32TinyTiles) { check_add<float>(1000, 3); }
+// Tiles of 16384 f16 and 32768 f32 elements run as 4 and 8 blocks each (LayoutPlan::
+// blocks_per_tile), the last tile ragged.
+TEST(GpuDifferential, AddF16LargeTilesRunAsSeveralBlocks) { check_add<half>(100003, 16384); }
+TEST(GpuDifferential, AddF32HugeTilesRunAsSeveralBlocks) { check_add<float>(300001, 32768); }
 
 TEST(GpuDifferential, SaxpyF32) {
   const int64_t n = 65537;

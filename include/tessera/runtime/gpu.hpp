@@ -34,6 +34,9 @@ void gpu_free(Device d, void* p);
 void gpu_copy_to_device(Device d, void* dst, const void* host_src, size_t bytes);
 void gpu_copy_to_host(Device d, void* host_dst, const void* src, size_t bytes);
 void gpu_copy_on_device(Device d, void* dst, const void* src, size_t bytes);
+// Sets `count` elements of `element_bytes` bytes at `dst` to the value at `element`, on the device
+// (a memset where the element allows), ordered after the work already launched there.
+void gpu_fill(Device d, void* dst, const void* element, size_t element_bytes, size_t count);
 // Waits for all work launched on the device; throws BackendError if any of it failed.
 void gpu_synchronize(Device d);
 
@@ -57,11 +60,16 @@ struct GpuKernelSource {
   std::string entry;   // its extern "C" __global__ function
   std::string source;  // one complete, self-contained translation unit
   int threads_per_block = 128;
+  int blocks_per_tile = 1;  // EmittedKernel::blocks_per_tile
   size_t dynamic_shared_bytes = 0;
   std::vector<GpuParam> params;  // one per kernel parameter, in order
   // For a run-time error the kernel reports (see LoadedKernel::error_flag): the user's line and
   // a description of each op, in ir::walk pre-order, so the error names the op that failed.
   std::vector<std::pair<SourceLoc, std::string>> op_sites;
+  // Whether the kernel can write the module's error report (EmittedKernel::reports_errors; its
+  // module then defines tessera_error and tessera_error_info). Reading the report back costs a
+  // copy and a wait on the whole stream after each launch, so it is read only for such kernels.
+  bool reports_errors = false;
 };
 
 // A kernel compiled for one GPU and loaded on it.

@@ -286,13 +286,18 @@ EmittedKernel Emitter::run() {
 
   EmittedKernel k;
   k.entry = "tessera_" + identifier(f_.name);
-  k.threads = threads();
+  const int split = plan_.blocks_per_tile;
+  TESSERA_INTERNAL_CHECK(split == 1 || !(uses_smem_ || uses_lane_ || uses_warp_ || uses_barrier_),
+                         "kernel '", f_.name, "' runs a tile as ", split,
+                         " blocks, but its threads share values");
+  k.threads = threads() / split;
+  k.blocks_per_tile = split;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
 
   line("// ---- kernel '", comment_text(f_.name), "' (",
        comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
        " ----");
-  line("// ", threads(), " threads per block; distributed tiles: thread t holds elements (k*",
+  line("// ", threads(), " threads per tile; distributed tiles: thread t holds elements (k*",
        threads(), " + t)*", vec(), " + [0, ", vec(), ").");
   std::string params = "TesseraGrid grid";
   for (size_t i = 0; i < f_.params.size(); ++i) {
@@ -302,13 +307,22 @@ EmittedKernel Emitter::run() {
         p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
     params += " " + param_vars_[i];
   }
-  open("extern \"C\" __global__ void __launch_bounds__(", threads(), ") ", k.entry, "(", params,
+  open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ") ", k.entry, "(", params,
        ")");
   if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
-  line("const int tid = threadIdx.x;");
-  if (uses_lane_) line("const int lane = tid & 31;");
-  if (uses_warp_) line("const int warp = tid >> 5;");
-  open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  if (split == 1) {
+    line("const int tid = threadIdx.x;");
+    if (uses_lane_) line("const int lane = tid & 31;");
+    if (uses_warp_) line("const int warp = tid >> 5;");
+    open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  } else {
+    // Elementwise code: each of the tile's threads works on its own elements only, so its
+    // threads may as well live in several blocks.
+    line("// Each tile runs as ", split, " blocks of ", k.threads, " threads: block b holds the tile's threads [", k.threads, " * (b % ", split, "), ", k.threads, " * (b % ", split, " + 1)).");
+    open("for (long long vblk = blockIdx.x; vblk < grid.total * ", split, "; vblk += gridDim.x)");
+    line("const long long blk = vblk / ", split, ";");
+    line("const int tid = (int)(vblk % ", split, ") * ", k.threads, " + (int)threadIdx.x;");
+  }
   // This block's tile coordinate: row-major over grid.tiles, the last axis fastest.
   const int rank = f_.grid_rank;
   if (rank > 0 && std::any_of(coord_used_.begin(), coord_used_.end(), [](bool b) { return b; })) {
@@ -323,6 +337,7 @@ EmittedKernel Emitter::run() {
   out_ << body;
   close();
   close();
+  k.reports_errors = reports_errors_;
   k.source =
       std::string(abi_source()) + "\n" + std::string(device_runtime_source()) + "\n" + out_.str();
   return k;

@@ -68,7 +68,10 @@ void Emitter::for_loop(const ir::Op& op) {
                     step = name(op.operands[2]);
   const std::string it = "it_" + name(body.args[0]);
   // The CPU backend rejects a step that is not positive; here it is reported and the loop skipped.
-  line("if (", step, " <= 0) tsr_report(", op_index(op), ", 2, ", step, ", 0, 0, blk);");
+  // A positive constant step (the usual case) needs no check, and leaves the kernel without one.
+  const ir::Op* step_def = def(op.operands[2]);
+  if (!step_def || step_def->kind != ir::OpKind::Constant || !(step_def->attrs.value > 0))
+    line("if (", step, " <= 0) tsr_report(", report_site(op), ", 2, ", step, ", 0, 0, blk);");
   open("for (long long ", it, " = ", lb, "; ", step, " > 0 && ", it, " < ", ub, "; ", it,
        " += ", step, ")");
   line("const int ", name(body.args[0]), " = (int)", it, ";");

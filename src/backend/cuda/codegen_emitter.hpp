@@ -57,7 +57,10 @@ class Emitter {
   void unroll() { line("#pragma unroll"); }
   // For run-time loops in the simple paths: unrolling them costs NVRTC seconds and buys little.
   void no_unroll() { line("#pragma unroll 1"); }
-  void barrier() { line("__syncthreads();"); }
+  void barrier(const char* why = nullptr) {
+    uses_barrier_ = true;
+    line("__syncthreads();", why ? std::string("  // ") + why : std::string());
+  }
 
   // ---- values ----
   const ir::Function& fn() const { return f_; }
@@ -121,6 +124,12 @@ class Emitter {
 
   // ---- per-op facts ----
   int op_index(const ir::Op& op) const { return op_index_.at(&op); }
+  // The index of an op whose run-time check writes the error report (tsr_report, tsr_bounds);
+  // the kernel then reports errors, and the host reads the report after each launch.
+  int report_site(const ir::Op& op) {
+    reports_errors_ = true;
+    return op_index(op);
+  }
   const std::string& op_text(const ir::Op& op) const { return op_text_.at(&op); }
   // This block's tile coordinate along `axis` (an int), the lane and the warp of this thread.
   const std::string& tile_coord(int axis) {
@@ -205,13 +214,14 @@ class Emitter {
   std::vector<const ir::Op*> def_;
   std::set<ir::ValueId> rounded_by_store_;
   std::map<const ir::Op*, int> op_index_;
+  bool reports_errors_ = false;
   std::map<const ir::Op*, std::string> op_text_;
   std::vector<std::string> tile_coords_, param_vars_;
   // Conversions already emitted in the enclosing scopes: (value, layout) -> variable.
   std::vector<std::map<std::pair<ir::ValueId, std::string>, std::string>> converted_;
   int64_t smem_bytes_ = 0;
   const ir::Op* current_op_ = nullptr;  // for the location of errors found while converting
-  bool uses_smem_ = false, uses_lane_ = false, uses_warp_ = false;
+  bool uses_smem_ = false, uses_lane_ = false, uses_warp_ = false, uses_barrier_ = false;
   std::vector<bool> coord_used_;
   std::map<std::string, int> fresh_;
 };

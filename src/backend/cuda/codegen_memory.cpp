@@ -82,7 +82,7 @@ void Emitter::walk_tile(const TileWalk& w) {
       for (size_t d = 0; d < rank; ++d)
         args += ", " + (d == last ? g_inner : "g" + str(static_cast<int64_t>(d))) + ", " + ref +
                 ".shape[" + str(static_cast<int64_t>(d)) + "]";
-      line("if (!in) tsr_bounds(", op_index(*w.op), ", blk", args, ");");
+      line("if (!in) tsr_bounds(", report_site(*w.op), ", blk", args, ");");
     }
     if (w.mode == Mode::LoadRegs) {
       line(w.regs, "[", reg, "] = in ? ", from_storage(w.dtype, "base[" + addr + "]"), " : ", w.pad,
@@ -232,7 +232,7 @@ void Emitter::store(const ir::Op& op) {
   const Operand x = operand(op, 0);
   const int p = op.attrs.param;
   if (store_may_repeat(f_, p))
-    line("__syncthreads();  // an earlier store to this tile may have used another thread mapping");
+    barrier("an earlier store to this tile may have used another thread mapping");
   const ir::Param& param = f_.params.at(p);
   const Shape& tile = param.tile_shape;
   const std::string ref = param_var(p), s = storage_type(param.dtype);

@@ -66,8 +66,8 @@ TesseraTensorRef tensor_ref(const LoadedKernel& k, size_t index, const TensorArg
 
 }  // namespace
 
-int64_t grid_blocks(const Shape& grid, const DeviceProps& props) {
-  return std::min<int64_t>(numel(grid), props.max_grid_x);
+int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile) {
+  return std::min<int64_t>(numel(grid) * blocks_per_tile, props.max_grid_x);
 }
 
 std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
@@ -115,7 +115,7 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   for (size_t i = 0; i < slots.size(); ++i) pointers[i] = slots[i].bytes;
 
   ctx.make_current();
-  const int64_t blocks = grid_blocks(args.grid, props);
+  const int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
   if (blocks > 0) {
     const CUresult r = driver().cuLaunchKernel(
         k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,

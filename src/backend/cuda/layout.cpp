@@ -1,6 +1,7 @@
 #include "tessera/backend/cuda/layout.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cstdlib>
 
 namespace tessera::backend::cuda {
@@ -9,6 +10,10 @@ namespace {
 using ir::OpClass;
 using ir::OpKind;
 using ir::ValueId;
+
+// An elementwise kernel's threads per tile, and per block (blocks_per_tile splits the former).
+constexpr int64_t kMaxTileThreads = 16384;
+constexpr int kMaxBlockThreads = 512;
 
 int64_t pow2_ceil(int64_t x) {
   int64_t p = 1;
@@ -92,17 +97,30 @@ class Planner {
   // V: the widest vector any global access can use (16 bytes of the narrowest such dtype).
   // T: enough threads that each holds at most 8 elements of the largest tile (16 when the kernel
   // reduces, whose cross-thread steps grow with the thread count), and enough warps for the mma
-  // accumulators; a power of two in [32, 512]. Measured on an H200 at 2^28 elements: f16 add
-  // reaches 4.1 TB/s with 8 elements a thread, 3.7 with 16, 2.4 with 32 (f32: 4.3 for all);
+  // accumulators; a power of two in [32, 512]. A kernel of elementwise ops only (each thread
+  // works on its own elements: no shared memory, shuffles or barriers) holds at most 8 elements a
+  // thread whatever the tile, its T threads split into S blocks of at most 512 (blocks_per_tile).
+  // Measured on an H200 at 2^28 elements: f16 add reaches 4.1 TB/s with 8 elements a thread, 3.7
+  // with 16, 2.4 with 32 (f32: 4.3 for all); 4.26 with 512 threads a block, 4.11 with 1024;
   // softmax of 4096-wide f16 rows runs 15% faster with 16 than with 8.
   void choose_widths() {
     int vec = 1;
     int64_t largest = 1;
     int mma_threads = 32;
     bool reduces = false;
+    bool elementwise_only = true;
+    std::map<int, int> stores;  // per Out parameter: a repeated store takes a barrier
     auto tile = [&](const Shape& s) { largest = std::max(largest, numel(s)); };
     ir::walk(f_.body, [&](const ir::Op& op) {
       const ir::OpClass cls = ir::op_info(op.kind).cls;
+      // (A scalar reshaped and broadcast, as `a * x` makes of a Scalar, is still elementwise.)
+      const bool of_one_element =
+          !op.operands.empty() && numel(type(op.operands[0]).shape) == 1;
+      if (cls == OpClass::Reduce || cls == OpClass::Mma || cls == OpClass::Permute ||
+          cls == OpClass::Print || !op.regions.empty() ||
+          ((cls == OpClass::Broadcast || cls == OpClass::Reshape) && !of_one_element))
+        elementwise_only = false;
+      if (cls == OpClass::Store && ++stores[op.attrs.param] > 1) elementwise_only = false;
       if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
         const Shape& shape = cls == OpClass::Load ? op.attrs.shape : p.tile_shape;
@@ -128,9 +146,13 @@ class Planner {
     });
     p_.vec = vec;
     const int64_t per_thread = reduces ? 16 : 8;
-    const int64_t threads =
-        std::clamp<int64_t>(pow2_ceil((largest + per_thread - 1) / per_thread), 32, 512);
-    p_.threads = std::max<int>(static_cast<int>(threads), mma_threads);
+    const int64_t wanted = pow2_ceil((largest + per_thread - 1) / per_thread);
+    if (elementwise_only) {
+      p_.threads = static_cast<int>(std::clamp<int64_t>(wanted, 32, kMaxTileThreads));
+      p_.blocks_per_tile = std::max(1, p_.threads / kMaxBlockThreads);
+      return;
+    }
+    p_.threads = std::max<int>(static_cast<int>(std::clamp<int64_t>(wanted, 32, 512)), mma_threads);
   }
 
   // v is an mma result, or a loop's carried value that an mma result is yielded into.

@@ -1,7 +1,9 @@
 #include "tessera/backend/cuda/memory.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <iostream>
 
 #include "tessera/backend/cuda/driver.hpp"
@@ -89,6 +91,29 @@ void fill_bytes(const DeviceContext& ctx, void* p, unsigned char value, size_t b
   if (bytes == 0) return;
   ctx.make_current();
   TESSERA_CU(cuMemsetD8Async, dptr(p), value, bytes, ctx.stream());
+}
+
+void fill_elements(const DeviceContext& ctx, void* p, const void* element, size_t element_bytes,
+                   size_t count) {
+  if (count == 0) return;
+  ctx.make_current();
+  uint32_t word = 0;  // the element as 16 or 32 bits, or an 8-byte one whose halves agree
+  std::memcpy(&word, element, std::min<size_t>(element_bytes, 4));
+  const bool halves_agree =
+      element_bytes == 8 && std::memcmp(element, static_cast<const char*>(element) + 4, 4) == 0;
+  if (element_bytes == 1) return fill_bytes(ctx, p, static_cast<unsigned char>(word), count);
+  if (element_bytes == 2)
+    return TESSERA_CU(cuMemsetD16Async, dptr(p), static_cast<unsigned short>(word), count,
+                      ctx.stream());
+  if (element_bytes == 4 || halves_agree)
+    return TESSERA_CU(cuMemsetD32Async, dptr(p), word, count * element_bytes / 4, ctx.stream());
+  // Any other element: one copied from the host (the driver stages pageable memory before the
+  // call returns), then doubling copies on the device: log2(count) copies, each byte written once.
+  TESSERA_CU(cuMemcpyHtoDAsync, dptr(p), element, element_bytes, ctx.stream());
+  const size_t total = count * element_bytes;
+  for (size_t done = element_bytes; done < total; done *= 2)
+    TESSERA_CU(cuMemcpyDtoDAsync, dptr(static_cast<char*>(p) + done), dptr(p),
+               std::min(done, total - done), ctx.stream());
 }
 
 uint64_t pool_reserved_bytes(const DeviceContext& ctx) {

@@ -9,7 +9,7 @@ namespace tessera::backend::cuda {
 
 LoadedKernel load_kernel(const DeviceContext& ctx, const std::vector<char>& cubin,
                          const std::string& name, const std::string& entry,
-                         size_t dynamic_shared_bytes) {
+                         size_t dynamic_shared_bytes, bool error_report) {
   ctx.make_current();
   const std::string what = detail::cat("loading kernel '", name, "' on GPU cuda:", ctx.ordinal());
   if (cubin.empty()) fail<BackendError>("the compiled image of kernel '", name, "' is empty");
@@ -23,12 +23,15 @@ LoadedKernel load_kernel(const DeviceContext& ctx, const std::vector<char>& cubi
   TESSERA_CU_WHILE(what + " (entry '" + entry + "')", cuModuleGetFunction, &k.function, module,
                    entry.c_str());
 
-  // The error report is optional: a module without one simply has nothing to report.
-  size_t bytes = 0;
-  if (driver().cuModuleGetGlobal(&k.error_flag, &bytes, module, "tessera_error") != CUDA_SUCCESS ||
-      driver().cuModuleGetGlobal(&k.error_info, &bytes, module, "tessera_error_info") !=
-          CUDA_SUCCESS)
-    k.error_flag = k.error_info = 0;
+  // Looked up only for a kernel with a check that can fail: the host reads it after each launch
+  // of such a kernel, and never otherwise.
+  if (error_report) {
+    size_t bytes = 0;
+    TESSERA_CU_WHILE(what + " (its error report)", cuModuleGetGlobal, &k.error_flag, &bytes, module,
+                     "tessera_error");
+    TESSERA_CU_WHILE(what + " (its error report)", cuModuleGetGlobal, &k.error_info, &bytes,
+                     module, "tessera_error_info");
+  }
 
   auto attribute = [&](CUfunction_attribute a) {
     int value = 0;

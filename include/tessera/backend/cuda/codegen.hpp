@@ -29,7 +29,11 @@ struct EmittedKernel {
   std::string source;       // complete, self-contained translation unit for NVRTC
   std::string entry;        // extern "C" kernel name
   int threads = 128;        // threads per block
+  int blocks_per_tile = 1;  // blocks that run one tile (LayoutPlan::blocks_per_tile)
   size_t shared_bytes = 0;  // dynamic shared memory per block
+  // Whether the kernel has a check that can fail at run time (an unpadded load, a loop step
+  // known only then) and so writes the module's error report; if not, the host never reads it.
+  bool reports_errors = false;
 };
 
 // Throws KernelError (at the op's location) for IR the backend cannot lower.

@@ -45,6 +45,8 @@ namespace tessera::backend::cuda {
   X(cuMemcpyDtoHAsync)             \
   X(cuMemcpyDtoDAsync)             \
   X(cuMemsetD8Async)               \
+  X(cuMemsetD16Async)              \
+  X(cuMemsetD32Async)              \
   X(cuModuleLoadData)              \
   X(cuModuleGetFunction)           \
   X(cuModuleGetGlobal)             \

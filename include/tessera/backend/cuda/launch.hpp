@@ -21,6 +21,7 @@ struct KernelParam {
 struct LaunchConfig {
   int threads_per_block = 128;
   size_t dynamic_shared_bytes = 0;
+  int blocks_per_tile = 1;  // the kernel loops over grid.total * blocks_per_tile blocks
 };
 
 // Queues the kernel on its device's stream and returns the event recorded after it. The grid is
@@ -31,6 +32,6 @@ std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<Kern
                               const LaunchArgs& args, const LaunchConfig& config);
 
 // Launches on the device a TesseraGrid of `grid` would give: exposed for tests.
-int64_t grid_blocks(const Shape& grid, const DeviceProps& props);
+int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile = 1);
 
 }  // namespace tessera::backend::cuda

@@ -66,8 +66,12 @@ bool mma_on_tensor_cores(DType operand);
 int vector_chunk(DType dtype, const TensorSpec& spec, const Shape& tile, int limit);
 
 struct LayoutPlan {
-  int threads = 32;        // T
+  int threads = 32;        // T: the threads that hold a tile (its thread ids are 0..T-1)
   int vec = 1;             // V
+  // S: the blocks that run one tile, T / S threads each. Above 1 only for a kernel of
+  // elementwise ops, whose threads never read each other's values (no shared memory, shuffles or
+  // barriers): a large tile then runs as several blocks of at most 512 threads.
+  int blocks_per_tile = 1;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.

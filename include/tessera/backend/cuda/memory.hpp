@@ -27,6 +27,10 @@ void copy_device_to_host(const DeviceContext& ctx, void* host_dst, const void* d
 void copy_device_to_device(const DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 // Sets `bytes` bytes at `p` to `value`, queued on the stream (not waited for).
 void fill_bytes(const DeviceContext& ctx, void* p, unsigned char value, size_t bytes);
+// Sets `count` elements of `element_bytes` bytes each at `p` (aligned to the element) to the
+// value at `element`, queued on the stream (not waited for; `element` may go away at return).
+void fill_elements(const DeviceContext& ctx, void* p, const void* element, size_t element_bytes,
+                   size_t count);
 
 // Bytes the device's pool holds from the driver (in use or kept for reuse); 0 without a pool.
 uint64_t pool_reserved_bytes(const DeviceContext& ctx);

@@ -24,17 +24,18 @@ struct LoadedKernel {
   int max_dynamic_shared_bytes = 0;  // what the launch may ask for (after opting in)
   // The module's run-time error report (codegen: an unpadded load outside its tensor, a loop
   // step that is not positive): `tessera_error` (int: 0, or 1 + the failing op's pre-order index)
-  // and `tessera_error_info` (5 x long long). 0 when the module has none.
+  // and `tessera_error_info` (5 x long long). 0 when the kernel has no check that can fail.
   CUdeviceptr error_flag = 0;
   CUdeviceptr error_info = 0;
 };
 
-// Loads `cubin` on the device and finds `entry` in it. When the kernel asks for more dynamic shared
-// memory than the default limit, opts in up to `dynamic_shared_bytes` (cuFuncSetAttribute).
-// Throws BackendError when the driver refuses the image or the entry, LaunchError when the
-// shared memory is more than the device has.
+// Loads `cubin` on the device and finds `entry` in it, and with `error_report` the module's error
+// report. When the kernel asks for more dynamic shared memory than the default limit, opts in up
+// to `dynamic_shared_bytes` (cuFuncSetAttribute). Throws BackendError when the driver refuses the
+// image or the entry, or the report is asked for and missing; LaunchError when the shared memory
+// is more than the device has.
 LoadedKernel load_kernel(const DeviceContext& ctx, const std::vector<char>& cubin,
                          const std::string& name, const std::string& entry,
-                         size_t dynamic_shared_bytes);
+                         size_t dynamic_shared_bytes, bool error_report = false);
 
 }  // namespace tessera::backend::cuda
