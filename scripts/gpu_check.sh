@@ -31,7 +31,9 @@ step() {  # step <name> <log> <command...>: runs it, records pass/fail and the t
   if "$@" >>"$log" 2>&1; then note "PASS  $name ($((SECONDS - t0)) s)"; else note "FAIL  $name ($((SECONDS - t0)) s, see $(basename "$log"))"; fi
 }
 
-note "# gpu_check $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+[ -n "$bin" ] && [ -f "$bin/commit.txt" ] && commit="$(cat "$bin/commit.txt") (packed binaries)"
+note "# gpu_check $(date -u +%FT%TZ) commit $commit"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >>"$summary" 2>&1
 
 if [ -z "$bin" ]; then

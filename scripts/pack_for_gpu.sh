@@ -24,4 +24,7 @@ ctest --test-dir "$build" -L gpu --show-only=json-v1 |
   mkdir -p ".devbin/$(dirname "$rel")"
   cp "$exe" ".devbin/$rel"
 done
+# What was built, for the logs of the run (the GPU machine's copy of .git may be older).
+echo "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!.devbin' || echo '+uncommitted changes')" \
+  >.devbin/commit.txt
 echo "packed $(find .devbin -type f | wc -l) files, $(du -sh .devbin | cut -f1), $(wc -l <.devbin/gpu_tests.txt) GPU tests"
