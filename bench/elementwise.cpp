@@ -2,7 +2,8 @@
 // Prints one row per workload: median milliseconds per launch and GB/s, counting each input read
 // once and the output written once. Also times the first launch (trace + JIT, cold or from the
 // disk cache, depending on TESSERA_CACHE_DIR's contents) and a launch of an already compiled
-// specialization with a new size (must not recompile); the outputs are made before the clock
+// specialization with a new size (must not recompile), and one on a few thousand elements (the
+// memory-cache hit, launch and wait: no compile); the outputs are made before the clock
 // starts. With several tiles (a comma list), the rows repeat for each: the first-launch timings
 // are those of the first tile.
 //
@@ -96,6 +97,7 @@ void bench(const char* tag, int64_t n, const std::vector<int64_t>& tiles, int it
   // First launch of this specialization: trace + compile (or disk-cache hit).
   auto fresh = zeros<T>({n}).partition({tile});
   auto resized_out = zeros<T>({n / 2 + 7}).partition({tile});
+  auto small_out = zeros<T>({4103}).partition({tile});
   const auto first = Clock::now();
   auto [z0, x0, y0] = add_kernel<T>(std::move(fresh), x, y).sync();
   std::printf("%-40s %10.2f ms\n", (std::string("first launch add ") + tag).c_str(), ms_since(first));
@@ -104,6 +106,12 @@ void bench(const char* tag, int64_t n, const std::vector<int64_t>& tiles, int it
   auto [z1, x1, y1] = add_kernel<T>(std::move(resized_out), x, y).sync();
   std::printf("%-40s %10.2f ms\n", (std::string("new size, same kernel add ") + tag).c_str(),
               ms_since(resized));
+  // The memory-cache hit alone: the same kernel on 4103 elements, so the kernel's own time is
+  // negligible and the row is the host's lookup, launch and wait.
+  const auto small = Clock::now();
+  auto [z2, x2, y2] = add_kernel<T>(std::move(small_out), x, y).sync();
+  std::printf("%-40s %10.3f ms\n", (std::string("memory-cache hit add ") + tag + ", 4103 elements").c_str(),
+              ms_since(small));
 
   for (int64_t t : tiles) {
     const std::string suffix = size + " tile " + std::to_string(t);
