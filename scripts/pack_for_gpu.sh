@@ -17,7 +17,9 @@ ctest --test-dir "$build" -L gpu --show-only=json-v1 |
 {
   grep -o '\.devbin/[^ ]*' .devbin/gpu_tests.txt | sed "s|^\.devbin/|$build/|"
   for dir in examples bench tools; do
-    [ -d "$build/$dir" ] && find "$build/$dir" -type f -perm -u+x ! -name '*.cmake' ! -name '*.sh'
+    if [ -d "$build/$dir" ]; then
+      find "$build/$dir" -type f -perm -u+x ! -name '*.cmake' ! -name '*.sh'
+    fi
   done
 } | sort -u | while read -r exe; do
   rel=${exe#"$build"/}

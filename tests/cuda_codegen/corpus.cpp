@@ -245,6 +245,19 @@ ir::Function nested() {
       });
 }
 
+// A large elementwise tile scaled by one element loaded per tile: the element is distributed, so
+// its broadcast goes through shared memory, and the tile cannot be split over blocks.
+ir::Function scale_by_loaded_element() {
+  return trace_kernel<Out<float>, In<float>, In<float>>(
+      "scale_by_loaded_element",
+      {out_param("z", DType::F32, {8192}), in_param("x", DType::F32, 1),
+       in_param("s", DType::F32, 1)},
+      [](Out<float> z, In<float> x, In<float> s) {
+        const Tile<float> scale = load(s, {z.tile_index(0)}, {1});
+        z.store(load_like(x, z) * scale);
+      });
+}
+
 // Two outputs written from uniform values (every element equal), one of them bool.
 ir::Function uniform_store() {
   return trace_kernel<Out<int32_t>, Out<bool>>(
@@ -292,6 +305,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"add_f16", [] { return add<half>(2048); }},
       {"add_ragged_tile", [] { return add<float>(100); }},
       {"add_f16_large_tile", [] { return add<half>(16384); }},
+      {"scale_by_loaded_element", scale_by_loaded_element},
       {"saxpy", saxpy},
       {"float_math", float_math},
       {"integer_math", integer_math},

@@ -145,6 +145,17 @@ TESSERA_KERNEL(control_k, Out<float> z, In<float> x) {
   z.store(acc + iota<float>(z.shape()) + z.num_tiles(0).cast<float>());
 };
 
+// One element loaded per tile and broadcast over a large tile: elementwise-looking, but the
+// element's broadcast goes through shared memory, so the tile stays in one block.
+TESSERA_KERNEL(scale_k, Out<float> z, In<float> x, In<float> s) {
+  z.store(load_like(x, z) * load(s, {z.tile_index(0)}, {1}));
+};
+
+// i8 elementwise on large tiles (16 elements a vector access).
+TESSERA_KERNEL(int8_k, Out<int8_t> z, In<int8_t> x, In<int8_t> y) {
+  z.store(load_like(x, z) - load_like(y, z) / Tile<int8_t>::full({}, int8_t{3}));
+};
+
 // ---- tests -------------------------------------------------------------------------------------
 
 template <class T>
@@ -166,6 +177,28 @@ TEST(GpuDifferential, AddF32TinyTiles) { check_add<float>(1000, 3); }
 // blocks_per_tile), the last tile ragged.
 TEST(GpuDifferential, AddF16LargeTilesRunAsSeveralBlocks) { check_add<half>(100003, 16384); }
 TEST(GpuDifferential, AddF32HugeTilesRunAsSeveralBlocks) { check_add<float>(300001, 32768); }
+
+TEST(GpuDifferential, LargeTileScaledByOneLoadedElement) {
+  const int64_t n = 50001, tile = 8192, tiles = (n + tile - 1) / tile;
+  auto xs = random_values<float>(n), ss = random_values<float>(tiles);
+  differential<float>("scale", [&](Device d) {
+    auto [z, x, s] = scale_k(zeros<float>({n}, d).partition({tile}), from_host<float>(xs, {n}, d),
+                             from_host<float>(ss, {tiles}, d))
+                         .sync();
+    return std::move(z).unpartition().to_vector();
+  });
+}
+
+TEST(GpuDifferential, Int8LargeTiles) {
+  const int64_t n = 100003;
+  auto xs = random_values<int8_t>(n, -2, 2), ys = random_values<int8_t>(n, -2, 2);
+  differential<int8_t>("int8", [&](Device d) {
+    auto [z, x, y] = int8_k(zeros<int8_t>({n}, d).partition({32768}), from_host<int8_t>(xs, {n}, d),
+                            from_host<int8_t>(ys, {n}, d))
+                         .sync();
+    return std::move(z).unpartition().to_vector();
+  });
+}
 
 TEST(GpuDifferential, SaxpyF32) {
   const int64_t n = 65537;

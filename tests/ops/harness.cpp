@@ -133,6 +133,11 @@ void Guarded<T>::fill(const std::function<double(const Shape&)>& f) {
   pull();
   host_newer_ = true;
   for_each_index(shape_, [&](const Shape& idx) { buf_[offset(idx)] = from_double<T>(f(idx)); });
+  // A view taken earlier sees the new values, as it would on the CPU.
+  if (mirror_) {
+    runtime::gpu_copy_to_device(device_, mirror_, buf_.data(), buf_.size() * sizeof(T));
+    host_newer_ = false;
+  }
 }
 
 template <Element T>

@@ -287,9 +287,6 @@ EmittedKernel Emitter::run() {
   EmittedKernel k;
   k.entry = "tessera_" + identifier(f_.name);
   const int split = plan_.blocks_per_tile;
-  TESSERA_INTERNAL_CHECK(split == 1 || !(uses_smem_ || uses_lane_ || uses_warp_ || uses_barrier_),
-                         "kernel '", f_.name, "' runs a tile as ", split,
-                         " blocks, but its threads share values");
   k.threads = threads() / split;
   k.blocks_per_tile = split;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
@@ -347,7 +344,14 @@ EmittedKernel Emitter::run() {
 
 EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
   const LayoutPlan plan = plan_layouts(f, spec);
-  return detail::Emitter(f, spec, plan).run();
+  detail::Emitter emitter(f, spec, plan);
+  EmittedKernel k = emitter.run();
+  // A tile split over blocks needs code whose threads never meet; when the body turned out to
+  // share values (a single loaded element broadcast through shared memory, say), the tile takes
+  // one block after all.
+  if (plan.blocks_per_tile > 1 && emitter.shares_values())
+    return detail::Emitter(f, spec, plan_layouts(f, spec, /*split_tiles=*/false)).run();
+  return k;
 }
 
 }  // namespace tessera::backend::cuda

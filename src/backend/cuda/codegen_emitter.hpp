@@ -40,6 +40,8 @@ class Emitter {
  public:
   Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan);
   EmittedKernel run();
+  // Whether the emitted body moves values between threads (shared memory, shuffles, barriers).
+  bool shares_values() const { return uses_smem_ || uses_lane_ || uses_warp_ || uses_barrier_; }
 
   // ---- output ----
   template <class... Args>

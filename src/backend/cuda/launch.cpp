@@ -80,6 +80,8 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   // The launch must fit the function (whose register use can lower the device's thread limit)
   // and the device.
   const int threads = config.threads_per_block;
+  TESSERA_INTERNAL_CHECK(config.blocks_per_tile >= 1, "kernel '", k.name, "' has ",
+                         config.blocks_per_tile, " blocks per tile");
   if (threads <= 0 || threads > k.max_threads_per_block)
     fail<LaunchError>("kernel '", k.name, "' is launched with ", threads,
                       " threads per block, but on GPU cuda:", ctx.ordinal(), " (", props.name,

@@ -42,8 +42,8 @@ const Layout kShared{LayoutKind::Shared, {}};
 
 class Planner {
  public:
-  Planner(const ir::Function& f, const KernelSpec& spec, LayoutPlan& plan)
-      : f_(f), spec_(spec), p_(plan) {}
+  Planner(const ir::Function& f, const KernelSpec& spec, bool split_tiles, LayoutPlan& plan)
+      : f_(f), spec_(spec), split_tiles_(split_tiles), p_(plan) {}
 
   void run() {
     p_.of.assign(f_.values.size(), kUniform);
@@ -113,7 +113,8 @@ class Planner {
     auto tile = [&](const Shape& s) { largest = std::max(largest, numel(s)); };
     ir::walk(f_.body, [&](const ir::Op& op) {
       const ir::OpClass cls = ir::op_info(op.kind).cls;
-      // (A scalar reshaped and broadcast, as `a * x` makes of a Scalar, is still elementwise.)
+      // (A scalar reshaped and broadcast, as `a * x` makes of a Scalar, is still elementwise;
+      // a single element loaded and broadcast is not, which emit() finds out, planning again.)
       const bool of_one_element =
           !op.operands.empty() && numel(type(op.operands[0]).shape) == 1;
       if (cls == OpClass::Reduce || cls == OpClass::Mma || cls == OpClass::Permute ||
@@ -147,8 +148,11 @@ class Planner {
     p_.vec = vec;
     const int64_t per_thread = reduces ? 16 : 8;
     const int64_t wanted = pow2_ceil((largest + per_thread - 1) / per_thread);
-    if (elementwise_only) {
-      p_.threads = static_cast<int>(std::clamp<int64_t>(wanted, 32, kMaxTileThreads));
+    if (elementwise_only && split_tiles_) {
+      // Eight elements a thread, or one vector where a vector holds more (i8: 16).
+      const int64_t each = std::max<int64_t>(8, vec);
+      p_.threads = static_cast<int>(
+          std::clamp<int64_t>(pow2_ceil((largest + each - 1) / each), 32, kMaxTileThreads));
       p_.blocks_per_tile = std::max(1, p_.threads / kMaxBlockThreads);
       return;
     }
@@ -343,6 +347,7 @@ class Planner {
 
   const ir::Function& f_;
   const KernelSpec& spec_;
+  const bool split_tiles_;
   LayoutPlan& p_;
   std::vector<bool> deferred_;
   std::vector<const ir::Op*> def_;
@@ -428,7 +433,7 @@ int LayoutPlan::registers(const Layout& l, const Shape& shape) const {
   return 0;
 }
 
-LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec) {
+LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles) {
   TESSERA_INTERNAL_CHECK(f.stage == ir::Stage::Promoted, "kernel '", f.name,
                          "' reached the CUDA backend before promote_locals");
   if (spec.tensors.size() != f.params.size())
@@ -436,7 +441,7 @@ LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec) {
                      spec.tensors.size(), " parameters, but the kernel has ", f.params.size(),
                      "; pass one TensorSpec per parameter (Scalar ones are ignored)");
   LayoutPlan plan;
-  Planner(f, spec, plan).run();
+  Planner(f, spec, split_tiles, plan).run();
   return plan;
 }
 

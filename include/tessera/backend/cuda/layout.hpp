@@ -85,8 +85,11 @@ struct LayoutPlan {
   }
 };
 
-// Throws InternalError when f still has local ops, UsageError when spec does not match f.
-LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec);
+// With split_tiles, an elementwise kernel's large tile may take several blocks
+// (LayoutPlan::blocks_per_tile); emit() plans again without it when the code it generated turns
+// out to share values between threads. Throws InternalError when f still has local ops,
+// UsageError when spec does not match f.
+LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles = true);
 
 // The reduction along the last axis of a distributed tile of `shape` can use the warp-shuffle
 // fast path (a row is held by a power-of-two group of threads, V elements per thread and vector).
