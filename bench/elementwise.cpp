@@ -12,12 +12,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <tessera/tessera.hpp>
+
+#include "launch_ring.hpp"
 
 using namespace tessera;
 using namespace tessera::tile;
@@ -53,29 +54,19 @@ Tensor<T, 1> random_tensor(int64_t n, uint64_t salt) {
   return from_host<T>(v, {n});
 }
 
-// The GPU time per launch: a ring of four outputs, the oldest waited for and launched again, so
-// that three launches are always queued behind the one that runs and the host's launch and wait
-// costs hide behind the kernels. The median over rounds of `iterations` launches, after warm-up.
+// The GPU time per launch: launches back to back through a ring of four outputs (three queued
+// behind the running one). The median over rounds of `iterations` launches, after warm-up.
 template <class T, class Launch>
-double time_launches(int64_t n, int64_t tile, int iterations, Launch&& launch) {
-  using Pending = decltype(launch(std::declval<Partition<T, 1>>()).async());
-  std::deque<Pending> ring;
-  for (int i = 0; i < 4; ++i) ring.push_back(launch(zeros<T>({n}).partition({tile})).async());
-  auto relaunch_oldest = [&] {
-    auto out = std::get<0>(std::move(ring.front()).sync());
-    ring.pop_front();
-    ring.push_back(launch(std::move(out)).async());
-  };
-  for (int w = 0; w < 8; ++w) relaunch_oldest();
+double time_launches(int64_t n, int64_t tile, int iterations, Launch launch) {
+  std::vector<Partition<T, 1>> outs;
+  for (int i = 0; i < 4; ++i) outs.push_back(zeros<T>({n}).partition({tile}));
+  LaunchRing ring(std::move(launch), std::move(outs));
+  for (int w = 0; w < 8; ++w) ring.relaunch_oldest();
   std::vector<double> rounds;
   for (int r = 0; r < 7; ++r) {
     const auto start = Clock::now();
-    for (int i = 0; i < iterations; ++i) relaunch_oldest();
+    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
     rounds.push_back(ms_since(start) / iterations);
-  }
-  while (!ring.empty()) {
-    (void)std::move(ring.front()).sync();
-    ring.pop_front();
   }
   std::sort(rounds.begin(), rounds.end());
   return rounds[rounds.size() / 2];

@@ -14,7 +14,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <deque>
 #include <functional>
 #include <random>
 #include <string>
@@ -25,6 +24,7 @@
 #include <tessera/tessera.hpp>
 
 #include "gemm_kernel.hpp"
+#include "launch_ring.hpp"
 #include "row_reduce_kernel.hpp"
 #include "simt_vecadd_variants.hpp"
 #include "vecadd_kernel.hpp"
@@ -88,19 +88,12 @@ std::function<void(int)> simt_rounds(Device gpu, std::function<void()> enqueue) 
   };
 }
 
-// A tile launch, back to back: a ring of outputs, the oldest waited for and launched again, so
-// three launches are queued behind the running one (an output is in one launch at a time).
+// A tile launch, back to back through a LaunchRing of the outputs `outs`.
 template <class Launch, class Out>
 std::function<void(int)> tile_rounds(Launch launch, std::vector<Out> outs) {
-  using Pending = decltype(launch(std::move(outs.front())).async());
-  auto ring = std::make_shared<std::deque<Pending>>();
-  for (auto& o : outs) ring->push_back(launch(std::move(o)).async());
-  return [ring, launch](int k) {
-    for (int i = 0; i < k; ++i) {
-      auto out = std::get<0>(std::move(ring->front()).sync());
-      ring->pop_front();
-      ring->push_back(launch(std::move(out)).async());
-    }
+  auto ring = std::make_shared<LaunchRing<Launch, Out>>(std::move(launch), std::move(outs));
+  return [ring](int k) {
+    for (int i = 0; i < k; ++i) ring->relaunch_oldest();
     // Every launch of the round finished: the next round (maybe another variant's) starts on an
     // idle GPU, as a SIMT round does.
     runtime::gpu_synchronize(default_device());

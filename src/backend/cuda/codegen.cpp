@@ -315,7 +315,9 @@ EmittedKernel Emitter::run() {
   } else {
     // Elementwise code: each of the tile's threads works on its own elements only, so its
     // threads may as well live in several blocks.
-    line("// Each tile runs as ", split, " blocks of ", k.threads, " threads: block b holds the tile's threads [", k.threads, " * (b % ", split, "), ", k.threads, " * (b % ", split, " + 1)).");
+    line("// Each tile runs as ", split, " blocks of ", k.threads, " threads: block b holds the ",
+         "tile's threads [", k.threads, " * (b % ", split, "), ", k.threads, " * (b % ", split,
+         " + 1)).");
     open("for (long long vblk = blockIdx.x; vblk < grid.total * ", split, "; vblk += gridDim.x)");
     line("const long long blk = vblk / ", split, ";");
     line("const int tid = (int)(vblk % ", split, ") * ", k.threads, " + (int)threadIdx.x;");

@@ -1,7 +1,6 @@
 #include "tessera/backend/cuda/layout.hpp"
 
 #include <algorithm>
-#include <map>
 #include <cstdlib>
 
 namespace tessera::backend::cuda {
@@ -108,20 +107,15 @@ class Planner {
     int64_t largest = 1;
     int mma_threads = 32;
     bool reduces = false;
+    // No op that works across threads by its nature. Others may still turn out to (a broadcast
+    // through shared memory, a repeated store's barrier): emit() then plans without the split.
     bool elementwise_only = true;
-    std::map<int, int> stores;  // per Out parameter: a repeated store takes a barrier
     auto tile = [&](const Shape& s) { largest = std::max(largest, numel(s)); };
     ir::walk(f_.body, [&](const ir::Op& op) {
       const ir::OpClass cls = ir::op_info(op.kind).cls;
-      // (A scalar reshaped and broadcast, as `a * x` makes of a Scalar, is still elementwise;
-      // a single element loaded and broadcast is not, which emit() finds out, planning again.)
-      const bool of_one_element =
-          !op.operands.empty() && numel(type(op.operands[0]).shape) == 1;
       if (cls == OpClass::Reduce || cls == OpClass::Mma || cls == OpClass::Permute ||
-          cls == OpClass::Print || !op.regions.empty() ||
-          ((cls == OpClass::Broadcast || cls == OpClass::Reshape) && !of_one_element))
+          cls == OpClass::Print || !op.regions.empty())
         elementwise_only = false;
-      if (cls == OpClass::Store && ++stores[op.attrs.param] > 1) elementwise_only = false;
       if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
         const Shape& shape = cls == OpClass::Load ? op.attrs.shape : p.tile_shape;
