@@ -92,12 +92,42 @@ def bench_softmax(shapes):
                 nbytes)
 
 
+GEMM_SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096),
+               (16, 14336, 4096), (4000, 3000, 2000)]
+
+
+def tflops_row(name, ms, flop):
+    print(f"{name:<44} {ms:10.4f} ms {flop / ms / 1e9:10.1f} TFLOP/s", flush=True)
+
+
+def bench_gemm(shapes):
+    """torch.matmul (cuBLAS) on the shapes and dtypes of bench/gemm, and the same GEMM followed by
+    the epilogue bench/gemm fuses (bias row + relu), as torch eager runs it."""
+    for m, n, k in shapes:
+        for dtype, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            a = torch.rand(m, k, device="cuda", dtype=dtype) * 2 - 1
+            b = torch.rand(k, n, device="cuda", dtype=dtype) * 2 - 1
+            bias = torch.rand(n, device="cuda", dtype=torch.float32) * 2 - 1
+            c = torch.empty(m, n, device="cuda", dtype=dtype)
+            flop = 2 * m * n * k
+            tflops_row(f"torch matmul {tag} {m}x{n}x{k}",
+                       do_bench(lambda: torch.matmul(a, b, out=c), warmup=25, rep=200,
+                                return_mode="median"), flop)
+            tflops_row(f"torch matmul+bias+relu {tag} {m}x{n}x{k}",
+                       do_bench(lambda: torch.relu(torch.matmul(a, b) + bias), warmup=25, rep=200,
+                                return_mode="median"), flop)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--log2n", type=int, default=28)
+    p.add_argument("--gemm", action="store_true", help="only the GEMM rows")
     args = p.parse_args()
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{triton.__version__ if triton else 'absent'}")
+    if args.gemm:
+        bench_gemm(GEMM_SHAPES)
+        return
     bench_elementwise(1 << args.log2n)
     bench_softmax([(8192, 8192), (32768, 4096)])
 

@@ -105,6 +105,8 @@ if [ $quick = 0 ]; then
   step "bench elementwise (disk cache)" "$OUT/bench.log" env TESSERA_CACHE_DIR="$TESSERA_CACHE_DIR.bench" TESSERA_LOG=jit "$bin/bench/bench_elementwise" 28 8192 10
   [ -x "$bin/bench/bench_softmax" ] && step "bench softmax" "$OUT/bench.log" "$bin/bench/bench_softmax"
   step "bench launch overhead" "$OUT/bench.log" "$bin/bench/bench_launch"
+  step "bench gemm" "$OUT/bench.log" "$bin/bench/bench_gemm"
+  step "bench torch gemm reference" "$OUT/bench.log" python3 bench/torch_reference.py --gemm
   [ -x "$bin/bench/bench_simt_vs_tile" ] && step "bench simt vs tile" "$OUT/bench.log" "$bin/bench/bench_simt_vs_tile"
   step "bench torch/triton reference" "$OUT/bench.log" python3 bench/torch_reference.py
 fi

@@ -2,20 +2,47 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "tessera/analysis/dce.hpp"
-#include "tessera/backend/cuda/codegen.hpp"
-#include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/analysis/safety.hpp"
+#include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tessera/ir/verifier.hpp"
 #include "tessera/runtime/env.hpp"
+#include "tessera/runtime/jit_cache.hpp"
 
 namespace tessera::runtime {
 
-bool dump_enabled(std::string_view stage) { return env_list_has("TESSERA_DUMP", stage); }
+bool dump_enabled(std::string_view stage) {
+  return env_list_has("TESSERA_DUMP", stage);
+}
+
+std::string dump_dir() {
+  const char* env = std::getenv("TESSERA_DUMP_DIR");
+  return env && *env ? env : "tessera-dump";
+}
+
+void dump_file(std::string_view stage, const std::string& name, const std::string& key,
+               std::string_view ext, std::string_view text) {
+  if (!dump_enabled(stage)) return;
+  namespace fs = std::filesystem;
+  const fs::path dir = dump_dir();
+  const fs::path file = dir / detail::cat(name, ".", hex64(fnv1a64(key)).substr(0, 8), ext);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out)
+    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": cannot write " << file << "\n";
+  else
+    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": wrote " << file << "\n";
+}
 
 namespace {
 void dump(std::string_view stage, const ir::Function& f) {
@@ -32,11 +59,17 @@ void nvrtc_check(const ir::Function& f) {
         std::sscanf(std::string(item.substr(3)).c_str(), "%1d%1d", &arch.major, &arch.minor) != 2)
       fail<UsageError>("TESSERA_NVRTC_CHECK: '", item, "' is not an architecture like sm_90a");
     arch.specific = item.ends_with("a");
-    for (const backend::cuda::TensorSpec tensor : {backend::cuda::TensorSpec{true, 16},
-                                                   backend::cuda::TensorSpec{false, 1}}) {
+    for (const backend::cuda::TensorSpec tensor :
+         {backend::cuda::TensorSpec{true, 16}, backend::cuda::TensorSpec{false, 1}}) {
       const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
       const backend::cuda::EmittedKernel e = backend::cuda::emit(f, spec);
-      backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
+      const backend::cuda::CompiledCuda c =
+          backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
+      // What a GPU of this architecture would run, visible on a machine without one.
+      const std::string name =
+          f.name + "." + arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
+      dump_file("cuda", name, e.source, ".cu", e.source);
+      dump_file("ptx", name, e.source, ".ptx", c.ptx);
     }
   }
 }

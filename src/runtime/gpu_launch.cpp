@@ -80,30 +80,7 @@ class GpuWork final : public DeviceWork {
   const GpuKernel& kernel_;  // loaded kernels live as long as the process
 };
 
-// Writes one TESSERA_DUMP stage of a kernel to <dump_dir>/<name>.<hash>.<ext>, and says where.
-void dump(std::string_view stage, const std::string& name, const std::string& key,
-          std::string_view ext, std::string_view text) {
-  if (!dump_enabled(stage)) return;
-  namespace fs = std::filesystem;
-  const fs::path dir = dump_dir();
-  const fs::path file = dir / detail::cat(name, ".", hex64(fnv1a64(key)).substr(0, 8), ext);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  std::ofstream out(file, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out)
-    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": cannot write " << file << "\n";
-  else
-    std::cerr << "tessera: TESSERA_DUMP=" << stage << ": wrote " << file << "\n";
-}
-
 }  // namespace
-
-std::string dump_dir() {
-  const char* env = std::getenv("TESSERA_DUMP_DIR");
-  return env && *env ? env : "tessera-dump";
-}
 
 std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k) {
   const cuda::DeviceContext& ctx = gpu_context(d);
@@ -131,13 +108,13 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
     if (auto it = loaded.find(loaded_key); it != loaded.end()) return it->second;
   }
 
-  dump("cuda", k.name, key, ".cu", k.source);
+  dump_file("cuda", k.name, key, ".cu", k.source);
   const std::string file_name = k.name + ".cu";
   // PTX exists only where NVRTC runs; to dump it, compile even if the cache has the cubin.
   std::optional<cuda::CompiledCuda> fresh;
   if (dump_enabled("ptx")) {
     fresh = cuda::compile_cuda(k.source, file_name, arch);
-    dump("ptx", k.name, key, ".ptx", fresh->ptx);
+    dump_file("ptx", k.name, key, ".ptx", fresh->ptx);
   }
   const JitCache::Blob cubin = JitCache::global().get(key, k.name, [&] {
     if (fresh) return std::move(fresh->cubin);
@@ -150,7 +127,8 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   auto kernel = std::make_shared<GpuKernel>();
   kernel->loaded =
       cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes, k.reports_errors);
-  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile};
+  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile, k.persistent,
+                    k.tensor_maps};
   kernel->op_sites = k.op_sites;
   for (const GpuParam& p : k.params)
     kernel->params.push_back({p.kind != ir::ParamKind::Scalar, p.dtype});

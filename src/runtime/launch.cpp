@@ -282,7 +282,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
         spec.gpu = gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
                                          e.blocks_per_tile, e.shared_bytes,
                                          gpu_params(spec.kernel->fn.params),
-                                         op_sites(spec.kernel->fn), e.reports_errors});
+                                         op_sites(spec.kernel->fn), e.reports_errors,
+                                         e.tensor_maps, e.persistent});
       }
       c.entries.emplace(key, spec);
     }

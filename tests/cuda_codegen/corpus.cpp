@@ -183,6 +183,26 @@ ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk) {
       });
 }
 
+// The GEMM with a fused epilogue: bias (a broadcast row), relu, a cast to the output's f16/bf16.
+template <Element T>
+ir::Function gemm_epilogue(const char* name, int64_t bm, int64_t bn, int64_t bk) {
+  const DType t = dtype_v<T>;
+  return trace_kernel<Out<T>, In<T>, In<T>, In<float>>(
+      name,
+      {out_param("c", t, {bm, bn}), in_param("a", t, 2), in_param("b", t, 2),
+       in_param("bias", DType::F32, 2)},
+      [bm, bn, bk](Out<T> c, In<T> a, In<T> b, In<float> bias) {
+        auto accum = Tile<float>::zeros({bm, bn});
+        const Index k_tiles = ((a.dim(1) + (bk - 1)) / bk).template cast<int32_t>();
+        for_range(0, k_tiles, [&](Index k) {
+          accum = mma(load(a, {c.tile_index(0), k}, {bm, bk}),
+                      load(b, {k, c.tile_index(1)}, {bk, bn}), accum);
+        });
+        auto row = load(bias, {0, c.tile_index(1)}, {1, bn});
+        c.store(maximum(accum + broadcast(row, {bm, bn}), 0.0f).template cast<T>());
+      });
+}
+
 // An mma whose operands are computed (staged from registers) and whose result feeds elementwise
 // ops and a reduction (converted out of the accumulator layout).
 ir::Function mma_epilogue() {
@@ -322,6 +342,10 @@ const std::vector<CorpusKernel>& corpus() {
       {"gemm_f64", [] { return gemm<double, double>("gemm_f64", 16, 16, 8); }},
       {"gemm_i8", [] { return gemm<int8_t, int32_t>("gemm_i8", 32, 32, 32); }},
       {"mma_epilogue", mma_epilogue},
+      // Pipelined on sm_90a (TMA + wgmma): the tile shapes of the fast path and a narrow K.
+      {"gemm_f16_128x256x64", [] { return gemm<half, float>("gemm_f16_128x256x64", 128, 256, 64); }},
+      {"gemm_bf16_64x128x32", [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
+      {"gemm_bf16_epilogue", [] { return gemm_epilogue<bfloat16>("gemm_bf16_epilogue", 128, 128, 64); }},
       {"control", control},
       {"nested", nested},
       {"uniform_store", uniform_store},

@@ -41,8 +41,8 @@ TEST(EmittedCode, ASecondStoreToOneTileWaitsForTheFirst) {
   EXPECT_TRUE(has(source, "__syncthreads();  // an earlier store")) << source;
 
   const ir::Function once = corpus_kernel("add_f32");
-  EXPECT_FALSE(has(kernel_part(build(once, aligned_spec(once, kSm90a)).kernel.source),
-                   "an earlier store"));
+  EXPECT_FALSE(
+      has(kernel_part(build(once, aligned_spec(once, kSm90a)).kernel.source), "an earlier store"));
 }
 
 TEST(EmittedCode, ContiguousAlignedF32AddMovesSixteenBytesPerAccess) {
@@ -69,12 +69,61 @@ TEST(EmittedCode, NoVectorAccessWithoutVectorAlignment) {
   }
 }
 
+TEST(EmittedCode, GemmLoopsArePipelinedWithTmaAndWgmmaOnSm90a) {
+  for (const char* name : {"gemm_f16_128x256x64", "gemm_bf16_64x128x32", "gemm_bf16_epilogue"}) {
+    const ir::Function f = corpus_kernel(name);
+    const Built b = build(f, aligned_spec(f, kSm90a));
+    EXPECT_TRUE(has(b.compiled.ptx, "wgmma.mma_async.sync.aligned.m64n")) << name;
+    EXPECT_TRUE(has(b.compiled.ptx, "cp.async.bulk.tensor.2d")) << name;
+    EXPECT_TRUE(has(b.compiled.ptx, "mbarrier.try_wait.parity")) << name;
+    EXPECT_FALSE(has(b.compiled.ptx, "mma.sync")) << name;
+    EXPECT_EQ(b.kernel.tensor_maps.size(), 2u) << name;
+    EXPECT_TRUE(b.kernel.persistent) << name;
+    EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[0]) * 2 + 128) << name;
+  }
+  // The epilogue runs on the accumulator's registers: no conversion through shared memory.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  EXPECT_FALSE(has(kernel_part(build(e, aligned_spec(e, kSm90a)).kernel.source),
+                   "mma accumulator -> distributed"));
+}
+
+TEST(EmittedCode, AccumulatorStoresWriteNeighbourPairsInOneAccess) {
+  // f16 output from f32 fragments: 4-byte stores of two halves (the pipelined kernel's epilogue).
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const Built b = build(e, aligned_spec(e, kSm90a));
+  EXPECT_TRUE(has(kernel_part(b.kernel.source), "tsr_st_words(at, w);"));
+  EXPECT_TRUE(has(b.compiled.ptx, "st.global.u32")) << kernel_part(b.kernel.source);
+  // Rows not aligned to a pair: one element at a time.
+  EXPECT_FALSE(
+      has(kernel_part(build(e, unaligned_spec(e, kSm90a)).kernel.source), "tsr_st_words(at"));
+}
+
+TEST(EmittedCode, GemmLoopsThatTmaCannotCopyTakeTheGeneralLowering) {
+  const ir::Function f = corpus_kernel("gemm_f16_128x256x64");
+  // Rows not 16-byte aligned (no TMA), and an architecture without wgmma.
+  for (const backend::cuda::KernelSpec& spec :
+       {unaligned_spec(f, kSm90a), aligned_spec(f, kSm80)}) {
+    const Built b = build(f, spec);
+    EXPECT_FALSE(has(b.compiled.ptx, "wgmma")) << spec.arch.str();
+    EXPECT_TRUE(has(b.compiled.ptx, "mma.sync.aligned.m16n8k16")) << spec.arch.str();
+    EXPECT_TRUE(b.kernel.tensor_maps.empty());
+  }
+  // Tile shapes wgmma does not take (48 rows), and an f16 accumulator.
+  for (const char* name : {"gemm_f16_ragged", "gemm_bf16_acc_bf16"}) {
+    const ir::Function g = corpus_kernel(name);
+    EXPECT_TRUE(build(g, aligned_spec(g, kSm90a)).kernel.tensor_maps.empty()) << name;
+  }
+}
+
 TEST(EmittedCode, F16AndBf16MmaRunOnTensorCores) {
   const ir::Function f16 = corpus_kernel("gemm_f16");
   const ir::Function bf16 = corpus_kernel("gemm_bf16_acc_bf16");
+  // On sm_90a with TMA-able rows the f16 loop is pipelined onto wgmma instead (tested above).
   for (backend::cuda::Arch arch : {kSm80, kSm90a}) {
-    EXPECT_TRUE(has(build(f16, aligned_spec(f16, arch)).compiled.ptx,
-                    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"))
+    EXPECT_TRUE(
+        has(build(f16, arch.major == 9 ? unaligned_spec(f16, arch) : aligned_spec(f16, arch))
+                .compiled.ptx,
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"))
         << arch.str();
     EXPECT_TRUE(has(build(bf16, aligned_spec(bf16, arch)).compiled.ptx,
                     "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"))
@@ -149,8 +198,15 @@ TEST(EmittedCode, KernelDeclaresItsThreadsAndSharedMemory) {
   EXPECT_EQ(a.shared_bytes, 0u);
   // gemm_f16 stages a [64, 32] and b [32, 64] as f16 with rows padded to 32 + 8 halves.
   const ir::Function gemm = corpus_kernel("gemm_f16");
-  EXPECT_EQ(backend::cuda::emit(gemm, aligned_spec(gemm, kSm90a)).shared_bytes,
+  EXPECT_EQ(backend::cuda::emit(gemm, aligned_spec(gemm, kSm80)).shared_bytes,
             (64u * 40 + 64u * 40) * 2);
+  // Pipelined on sm_90a: six stages of a [64, 32] and b [32, 64] (8 KB each), after the
+  // epilogue's scratch (none here), plus 1024 bytes to align the ring.
+  const backend::cuda::EmittedKernel p = backend::cuda::emit(gemm, aligned_spec(gemm, kSm90a));
+  EXPECT_EQ(p.shared_bytes, 6u * (64 * 32 + 32 * 64) * 2 + 1024);
+  EXPECT_EQ(p.threads, 128 + 128);
+  EXPECT_TRUE(has(p.source, "__launch_bounds__(256, 1) tessera_gemm_f16("))
+      << kernel_part(p.source);
 }
 
 TEST(EmittedCode, CommentsCarryTheIrTextAndTheUsersLine) {

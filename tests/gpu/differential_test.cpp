@@ -313,6 +313,62 @@ void check_gemm(int64_t m, int64_t n, int64_t k) {
 TEST(GpuDifferential, GemmF16Ragged) { check_gemm<half>(130, 100, 70); }
 TEST(GpuDifferential, GemmBf16) { check_gemm<bfloat16>(128, 192, 256); }
 
+// The GEMM loop pipelined on sm_90a (TMA + wgmma; rows 16-byte aligned), with a fused epilogue
+// (bias row, relu, cast to the inputs' type), at the tile shapes of bench/gemm and smaller ones.
+template <class T, int BM, int BN, int BK>
+TESSERA_KERNEL(gemm_epilogue_k, Out<T> c, In<T> a, In<T> b, In<float> bias) {
+  auto acc = Tile<float>::zeros({BM, BN});
+  const auto k_tiles = ((a.dim(1) + (BK - 1)) / BK).template cast<int32_t>();
+  for_range(0, k_tiles, [&](Index k) {
+    acc =
+        mma(load(a, {c.tile_index(0), k}, {BM, BK}), load(b, {k, c.tile_index(1)}, {BK, BN}), acc);
+  });
+  auto row = load(bias, {0, c.tile_index(1)}, {1, BN});
+  c.store(maximum(acc + broadcast(row, {BM, BN}), 0.0f).template cast<T>());
+};
+
+template <class T, int BM, int BN, int BK>
+void check_pipelined_gemm(int64_t m, int64_t n, int64_t k) {
+  const auto as = random_values<T>(m * k, -1, 1), bs = random_values<T>(k * n, -1, 1);
+  const auto biases = random_values<float>(n, -1, 1);
+  const std::string what = "gemm " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+                           std::to_string(k) + " tiles " + std::to_string(BM) + "x" +
+                           std::to_string(BN) + "x" + std::to_string(BK);
+  differential<float>(
+      what,
+      [&](Device d) {
+        auto [c, a, b] =
+            gemm_k<T, BM, BN, BK>(zeros<float>({m, n}, d).partition({BM, BN}),
+                                  from_host<T>(as, {m, k}, d), from_host<T>(bs, {k, n}, d))
+                .sync();
+        return std::move(c).unpartition().to_vector();
+      },
+      1e-3);
+  differential<T>(what + " + bias + relu", [&](Device d) {
+    auto [c, a, b, bias] = gemm_epilogue_k<T, BM, BN, BK>(
+                               zeros<T>({m, n}, d).partition({BM, BN}), from_host<T>(as, {m, k}, d),
+                               from_host<T>(bs, {k, n}, d), from_host<float>(biases, {1, n}, d))
+                               .sync();
+    return std::move(c).unpartition().to_vector();
+  });
+}
+TEST(GpuDifferential, PipelinedGemmF16RaggedOnEveryAxis) {
+  check_pipelined_gemm<half, 128, 256, 64>(300, 520, 200);
+}
+TEST(GpuDifferential, PipelinedGemmBf16RaggedOnEveryAxis) {
+  check_pipelined_gemm<bfloat16, 128, 256, 64>(260, 392, 328);
+}
+TEST(GpuDifferential, PipelinedGemmKSmallerThanOneTile) {
+  check_pipelined_gemm<half, 128, 128, 64>(200, 136, 40);
+}
+TEST(GpuDifferential, PipelinedGemmManyKStepsWrapTheRing) {
+  // 40 K steps through a ring of at most 6 stages, on more tiles than multiprocessors.
+  check_pipelined_gemm<bfloat16, 64, 128, 32>(700, 1100, 1280);
+}
+TEST(GpuDifferential, PipelinedGemmDecodeShape) {
+  check_pipelined_gemm<half, 64, 128, 64>(16, 1032, 512);
+}
+
 TEST(GpuDifferential, ControlFlow) {
   const int64_t n = 999;
   auto xs = random_values<float>(n);

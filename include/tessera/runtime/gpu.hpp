@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/backend/cuda/tensor_map.hpp"
 #include "tessera/backend/launch_args.hpp"
 #include "tessera/ir/ir.hpp"
 #include "tessera/runtime/device.hpp"
@@ -70,6 +71,10 @@ struct GpuKernelSource {
   // module then defines tessera_error and tessera_error_info). Reading the report back costs a
   // copy and a wait on the whole stream after each launch, so it is read only for such kernels.
   bool reports_errors = false;
+  // EmittedKernel::tensor_maps and ::persistent: TMA descriptors encoded at each launch, and a
+  // grid of at most one block per multiprocessor.
+  std::vector<backend::cuda::TensorMapSpec> tensor_maps;
+  bool persistent = false;
 };
 
 // A kernel compiled for one GPU and loaded on it.
@@ -87,8 +92,5 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
 // LaunchError before anything runs when the launch does not fit the device (threads per block,
 // shared memory, tensor rank).
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args);
-
-// Where TESSERA_DUMP=cuda,ptx files go: TESSERA_DUMP_DIR, else ./tessera-dump.
-std::string dump_dir();
 
 }  // namespace tessera::runtime

@@ -14,7 +14,6 @@
 
 namespace tessera::backend::cuda {
 namespace detail {
-namespace {
 
 using ir::OpKind;
 
@@ -51,8 +50,6 @@ int64_t smem_limit(const Arch& a) {
 std::string param_ctype(DType t) {
   return t == DType::Bool ? "bool" : storage_type(t);
 }
-
-}  // namespace
 
 Emitter::Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan)
     : f_(f), spec_(spec), plan_(plan) {
@@ -202,6 +199,11 @@ void Emitter::block(const ir::Block& b) {
 }
 
 void Emitter::op(const ir::Op& op) {
+  if (plan_.pipeline) {
+    if (&op == plan_.pipeline->loop)
+      return role_ == Role::Producer ? producer_loop(op) : consumer_loop(op);
+    if (role_ == Role::Producer && !plan_.pipeline->producer_ops.count(&op)) return;
+  }
   current_op_ = &op;
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
@@ -277,6 +279,7 @@ void Emitter::op(const ir::Op& op) {
 }
 
 EmittedKernel Emitter::run() {
+  if (plan_.pipeline) return run_pipelined();
   // The body first: it tells which shared memory and thread facts the prologue must provide.
   depth_ = 2;
   block(f_.body);
@@ -346,6 +349,13 @@ EmittedKernel Emitter::run() {
 
 EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
   const LayoutPlan plan = plan_layouts(f, spec);
+  if (plan.pipeline) {
+    detail::Emitter emitter(f, spec, plan);
+    EmittedKernel k = emitter.run();
+    if (!k.source.empty()) return k;
+    // The epilogue left too little shared memory for two stages: the general lowering.
+    return detail::Emitter(f, spec, plan_layouts(f, spec, true, /*pipeline=*/false)).run();
+  }
   detail::Emitter emitter(f, spec, plan);
   EmittedKernel k = emitter.run();
   // A tile split over blocks needs code whose threads never meet; when the body turned out to

@@ -81,7 +81,7 @@ void Emitter::for_registers(const Layout& l, const Shape& shape,
   }
   TESSERA_INTERNAL_CHECK(l.kind == LayoutKind::MmaAcc, "no registers to loop over in layout ",
                          to_string(l));
-  const MmaTiling m = mma_tiling(shape, threads());
+  const MmaTiling m = plan_.tiling(shape);
   const int per_frag_row = m.frags_n * 4;
   line("{");
   ++depth_;
@@ -182,7 +182,8 @@ void Emitter::broadcast(const ir::Op& op) {
   }
   const int64_t t = threads(), v = vec(), regs = registers(layout(r), to);
   // A reduction's slice over this very shape: each register already holds its row's value.
-  if (x.layout.kind == LayoutKind::Slice && x.layout.parent == to) {
+  const bool distributed = layout(r).kind == LayoutKind::Distributed;
+  if (distributed && x.layout.kind == LayoutKind::Slice && x.layout.parent == to) {
     declare(r);
     unroll();
     line("for (int i = 0; i < ", regs, "; ++i) ", name(r), "[i] = ", x.var, "[i / ", v, "];");
@@ -190,7 +191,7 @@ void Emitter::broadcast(const ir::Op& op) {
   }
   // Leading axes added to a distributed tile whose size is a multiple of T*V: each thread
   // already holds the elements it needs, repeating every `period` vectors.
-  if (x.layout.kind == LayoutKind::Distributed) {
+  if (distributed && x.layout.kind == LayoutKind::Distributed) {
     size_t j = to.size();
     while (j > 0 && from[j - 1] == to[j - 1]) --j;
     bool leading = true;

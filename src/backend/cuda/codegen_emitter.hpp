@@ -36,6 +36,13 @@ std::string round_to(DType t, const std::string& expr);
 std::string cast(DType from, DType to, const std::string& x, bool round = true);
 std::string str(int64_t v);
 
+// ---- naming and limits (codegen.cpp) -----------------------------------------------------------
+std::string identifier(const std::string& s);    // a C identifier made of s
+std::string short_path(const char* file);        // "examples/add.cpp"
+std::string comment_text(const std::string& s);  // safe inside a // comment
+int64_t smem_limit(const Arch& a);               // dynamic shared memory a block may use
+std::string param_ctype(DType t);                // how a Scalar parameter is passed
+
 class Emitter {
  public:
   Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan);
@@ -61,7 +68,7 @@ class Emitter {
   void no_unroll() { line("#pragma unroll 1"); }
   void barrier(const char* why = nullptr) {
     uses_barrier_ = true;
-    line("__syncthreads();", why ? std::string("  // ") + why : std::string());
+    line(barrier_stmt_, why ? std::string("  // ") + why : std::string());
   }
 
   // ---- values ----
@@ -195,6 +202,11 @@ class Emitter {
   void load_walk(const ir::Op& op, TileWalk& w);
   void walk_tile(const TileWalk& w);
   void for_loop(const ir::Op& op);  // codegen_control.cpp
+  // The pipelined mma loop (codegen_pipeline.cpp): the kernel around it, and each side's loop.
+  EmittedKernel run_pipelined();
+  void producer_loop(const ir::Op& op);
+  void consumer_loop(const ir::Op& op);
+  void wgmma_function(const MmaPipeline& p);
   void if_op(const ir::Op& op);
   void print(const ir::Op& op);
   // Assigns the yielded values to the variables of the parent's results (or carried values).
@@ -202,6 +214,14 @@ class Emitter {
                 const std::vector<Layout>& layouts);
 
  private:
+  // In a pipelined kernel, the body is emitted twice: once for the producer warp (only the ops
+  // it needs, MmaPipeline::producer_ops), once for the consumer warpgroups (all of it).
+  enum class Role : uint8_t { All, Producer, Consumer };
+  Role role_ = Role::All;
+  std::string barrier_stmt_ = "__syncthreads();";
+  int stages_ = 0;  // of the pipeline's ring
+  std::string wgmma_fn_;
+
   void index_ops(const ir::Block& b);
   void name_values();
   void ir_text();

@@ -243,6 +243,42 @@ void Emitter::store(const ir::Op& op) {
   std::vector<std::string> origin;
   for (size_t d = 0; d < tile.size(); ++d)
     origin.push_back("(long long)" + tile_coord(static_cast<int>(d)) + " * " + str(tile[d]));
+  const int64_t esize = static_cast<int64_t>(dtype_size(param.dtype));
+  if (x.layout.kind == LayoutKind::MmaAcc && tile.size() == 2 && tile[1] % 2 == 0 &&
+      (esize == 2 || esize == 4) && spec(p).inner_unit_stride &&
+      spec(p).vector_bytes >= 2 * esize) {
+    // Straight from the accumulator fragments, two neighbours at a time: registers 2q and 2q+1
+    // hold columns c and c+1 of one row (c even, so the pair is 2 * size aligned).
+    const MmaTiling m = plan_.tiling(tile);
+    const int64_t words = 2 * esize / 4;
+    line("{");
+    ++depth_;
+    line(s, "* base = (", s, "*)", ref, ".data;");
+    line("const long long o0 = ", origin[0], ", o1 = ", origin[1], ";");
+    line("const int wm = ", warp(), " / ", m.warps_n, ", wn = ", warp(), " % ", m.warps_n, ";");
+    unroll();
+    open("for (int i = 0; i < ", m.registers(), "; i += 2)");
+    line("const int row = (wm * ", m.frags_m, " + i / ", m.frags_n * 4, ") * 16 + (", lane(),
+         " >> 2) + ((i >> 1) & 1) * 8;");
+    line("const int col = (wn * ", m.frags_n, " + (i >> 2) % ", m.frags_n, ") * 8 + (", lane(),
+         " & 3) * 2;");
+    line("const long long g0 = o0 + row, g1 = o1 + col;");
+    line("if (row >= ", m.m, " || g0 >= ", ref, ".shape[0]) continue;");
+    line(s, "* at = base + g0 * ", ref, ".strides[0] + g1;");
+    open("if (col + 1 < ", m.n, " && g1 + 1 < ", ref, ".shape[1])");
+    line("unsigned w[", words, "] = {};");
+    line("tsr_word<", s, ">::put(w, 0, ", to_storage(param.dtype, x.var + "[i]"), ");");
+    line("tsr_word<", s, ">::put(w, 1, ", to_storage(param.dtype, x.var + "[i + 1]"), ");");
+    line("tsr_st_words(at, w);");
+    close("} else {");
+    ++depth_;
+    line("if (col < ", m.n, " && g1 < ", ref,
+         ".shape[1]) at[0] = ", to_storage(param.dtype, x.var + "[i]"), ";");
+    close();
+    close();
+    close();
+    return;
+  }
   if (x.layout.kind == LayoutKind::MmaAcc) {
     // Straight from the accumulator fragments: each thread stores the elements it holds.
     line("{");

@@ -105,7 +105,7 @@ void Emitter::mma(const ir::Op& op) {
     return;
   }
 
-  const MmaTiling t = mma_tiling(type(r).shape, threads());
+  const MmaTiling t = plan_.tiling(type(r).shape);
   const int64_t kp = (k + 15) / 16 * 16, ld = kp + 8;
   const int64_t bytes_a = t.rows() * ld * 2, bytes_b = t.cols() * ld * 2;
   need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");

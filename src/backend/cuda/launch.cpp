@@ -1,6 +1,7 @@
 #include "tessera/backend/cuda/launch.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "tessera/backend/cuda/abi.hpp"
@@ -64,6 +65,43 @@ TesseraTensorRef tensor_ref(const LoadedKernel& k, size_t index, const TensorArg
   return ref;
 }
 
+// The TMA descriptor of `spec` over tensor argument t (rank 2, f16/bf16, rows 16-byte aligned:
+// the code generator asked for it only then). The driver checks the rest and refuses what the
+// hardware cannot do (an extent past 2^32, a misaligned base), which would be a bug of ours.
+CUtensorMap tensor_map(const LoadedKernel& k, const TensorMapSpec& spec, const TensorArg& t) {
+  const size_t esize = dtype_size(t.dtype);
+  if (t.shape.size() != 2 || (t.dtype != DType::F16 && t.dtype != DType::BF16))
+    fail<InternalError>("internal error (a bug in Tessera): kernel '", k.name,
+                        "' asks for a tensor map of argument ", spec.param + 1, ", a ",
+                        dtype_name(t.dtype), " tensor of rank ", t.shape.size());
+  // TMA coordinates are 32-bit: a larger extent takes the kernel past what it can address.
+  for (int64_t e : t.shape)
+    if (e > INT32_MAX)
+      fail<LaunchError>("kernel '", k.name, "': argument ", spec.param + 1, " has shape ",
+                        to_string(t.shape), "; the tensor-memory accelerator addresses extents up ",
+                        "to 2^31 - 1 elements; split the tensor along that axis");
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(t.shape[1]),
+                              static_cast<cuuint64_t>(t.shape[0])};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(t.strides[0]) * esize};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(spec.box_inner),
+                             static_cast<cuuint32_t>(spec.box_outer)};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapSwizzle swizzle = spec.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                     : spec.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                                : CU_TENSOR_MAP_SWIZZLE_32B;
+  CUtensorMap map;
+  const CUresult r = driver().cuTensorMapEncodeTiled(
+      &map,
+      t.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      t.data, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    check(r, "cuTensorMapEncodeTiled",
+          detail::cat("encoding the tensor map of argument ", spec.param + 1, " (shape ",
+                      to_string(t.shape), ") of kernel '", k.name, "'"));
+  return map;
+}
+
 }  // namespace
 
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile) {
@@ -101,9 +139,15 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   for (size_t d = 0; d < TESSERA_MAX_RANK; ++d)
     grid.tiles[d] = d < args.grid.size() ? args.grid[d] : 1;
   grid.total = numel(args.grid);
-  for (int64_t t : args.grid)
+  for (int64_t t : args.grid) {
     if (t < 0)
       fail<LaunchError>("kernel '", k.name, "' has a negative grid ", to_string(args.grid));
+    // Generated code holds a tile coordinate in 32 bits.
+    if (t > INT32_MAX)
+      fail<LaunchError>("kernel '", k.name, "' has a grid of ", to_string(args.grid),
+                        " tiles; the CUDA backend runs at most 2^31 - 1 tiles along an axis; use "
+                        "larger tiles");
+  }
 
   std::vector<ArgSlot> slots(params.size() + 1);
   std::vector<void*> pointers(params.size() + 1);
@@ -115,9 +159,16 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
       put_scalar(slots[i + 1], params[i].dtype, args.args[i]);
   }
   for (size_t i = 0; i < slots.size(); ++i) pointers[i] = slots[i].bytes;
+  std::vector<CUtensorMap> maps;
+  maps.reserve(config.tensor_maps.size());
+  for (const TensorMapSpec& m : config.tensor_maps) {
+    maps.push_back(tensor_map(k, m, args.args.at(static_cast<size_t>(m.param)).tensor));
+    pointers.push_back(&maps.back());
+  }
 
   ctx.make_current();
-  const int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
+  int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
+  if (config.persistent) blocks = std::min<int64_t>(blocks, props.multiprocessors);
   if (blocks > 0) {
     const CUresult r = driver().cuLaunchKernel(
         k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,

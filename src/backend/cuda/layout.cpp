@@ -66,12 +66,12 @@ class Planner {
   // shared memory directly). Moving the load to the mma is safe: inputs never change during a
   // launch, and its tile indices are SSA values already defined.
   void find_deferred_loads(const ir::Block& root) {
-    std::vector<int> uses(f_.values.size(), 0);
+    uses_.assign(f_.values.size(), 0);
     ir::walk(root, [&](const ir::Op& op) {
-      for (ValueId v : op.operands) ++uses[v];
+      for (ValueId v : op.operands) ++uses_[v];
     });
     deferred_.assign(f_.values.size(), false);
-    mark_deferred(root, uses);
+    mark_deferred(root, uses_);
     def_.assign(f_.values.size(), nullptr);
     ir::walk(root, [&](const ir::Op& op) {
       for (ValueId r : op.results) def_[r] = &op;
@@ -140,6 +140,10 @@ class Planner {
       }
     });
     p_.vec = vec;
+    if (p_.pipeline) {  // the consumer warpgroups hold every tile; the producer comes on top
+      p_.threads = p_.pipeline->consumer_threads();
+      return;
+    }
     const int64_t per_thread = reduces ? 16 : 8;
     const int64_t wanted = pow2_ceil((largest + per_thread - 1) / per_thread);
     if (elementwise_only && split_tiles_) {
@@ -233,7 +237,25 @@ class Planner {
 
   // All-uniform operands give a uniform result; otherwise the operands' common register layout,
   // or the distributed layout when they disagree. Uniform operands are read as they are.
+  // An mma accumulator stays in its fragments (an epilogue: bias, activation, cast, store): the
+  // other operands come to it, and a broadcast used only here is gathered straight into them.
   void elementwise(const ir::Op& op) {
+    bool acc = false;
+    for (ValueId v : op.operands) acc |= of(v).kind == LayoutKind::MmaAcc;
+    if (acc) {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const ValueId v = op.operands[i];
+        const LayoutKind k = of(v).kind;
+        if (k == LayoutKind::Uniform || k == LayoutKind::MmaAcc) continue;
+        const ir::Op* d = def_[v];
+        if (d && d->kind == OpKind::Broadcast && uses_[v] == 1 && k == LayoutKind::Distributed)
+          set(v, kMmaAcc);
+        else
+          want(op, i, kMmaAcc);
+      }
+      set(op.results[0], kMmaAcc);
+      return;
+    }
     Layout result = kUniform;
     for (ValueId v : op.operands) {
       const Layout& l = of(v);
@@ -345,6 +367,7 @@ class Planner {
   LayoutPlan& p_;
   std::vector<bool> deferred_;
   std::vector<const ir::Op*> def_;
+  std::vector<int> uses_;
 };
 
 }  // namespace
@@ -420,14 +443,29 @@ int LayoutPlan::registers(const Layout& l, const Shape& shape) const {
     case LayoutKind::Slice:
       return static_cast<int>(vectors(numel(l.parent)));
     case LayoutKind::MmaAcc:
-      return mma_tiling(shape, threads).registers();
+      return tiling(shape).registers();
     case LayoutKind::Shared:
       return 0;
   }
   return 0;
 }
 
-LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles) {
+MmaTiling LayoutPlan::tiling(const Shape& shape) const {
+  if (pipeline && shape == Shape{pipeline->bm, pipeline->bn}) {
+    // wgmma m64nNk16: warp w of warpgroup g holds rows 64g + 16w + [0, 16), all N columns, in
+    // the 16x8 fragment order of mma.sync (PTX ISA, "wgmma register fragments").
+    MmaTiling t;
+    t.m = pipeline->bm;
+    t.n = pipeline->bn;
+    t.warps_m = pipeline->bm / 16;
+    t.frags_n = pipeline->bn / 8;
+    return t;
+  }
+  return mma_tiling(shape, threads);
+}
+
+LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles,
+                        bool pipeline) {
   TESSERA_INTERNAL_CHECK(f.stage == ir::Stage::Promoted, "kernel '", f.name,
                          "' reached the CUDA backend before promote_locals");
   if (spec.tensors.size() != f.params.size())
@@ -435,6 +473,7 @@ LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool spli
                      spec.tensors.size(), " parameters, but the kernel has ", f.params.size(),
                      "; pass one TensorSpec per parameter (Scalar ones are ignored)");
   LayoutPlan plan;
+  if (pipeline) plan.pipeline = find_mma_pipeline(f, spec);
   Planner(f, spec, split_tiles, plan).run();
   return plan;
 }

@@ -24,6 +24,13 @@ struct TesseraTensorRef {
   tessera_i64 strides[TESSERA_MAX_RANK];  // in elements; unused axes are 0
 };
 
+// A TMA descriptor (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), encoded by the
+// host at launch for kernels that copy tiles with the tensor-memory accelerator (sm_90). Such a
+// kernel takes them after its own parameters, as `const __grid_constant__ TesseraTensorMap`.
+struct alignas(64) TesseraTensorMap {
+  unsigned long long opaque[16];
+};
+
 struct TesseraGrid {
   tessera_i64 tiles[TESSERA_MAX_RANK];  // tile blocks along each axis; unused axes are 1
   tessera_i64 total;                    // product of tiles

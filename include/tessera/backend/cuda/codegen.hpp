@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/backend/cuda/tensor_map.hpp"
 #include "tessera/ir/ir.hpp"
 
 namespace tessera::backend::cuda {
@@ -34,6 +35,11 @@ struct EmittedKernel {
   // Whether the kernel has a check that can fail at run time (an unpadded load, a loop step
   // known only then) and so writes the module's error report; if not, the host never reads it.
   bool reports_errors = false;
+  // Passed after the kernel's parameters, in this order (a pipelined mma loop on sm_90a).
+  std::vector<TensorMapSpec> tensor_maps;
+  // The kernel keeps one block per multiprocessor busy and loops over the tiles itself: the
+  // launch needs no more blocks than the device has multiprocessors.
+  bool persistent = false;
 };
 
 // Throws KernelError (at the op's location) for IR the backend cannot lower.

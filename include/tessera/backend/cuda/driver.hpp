@@ -53,6 +53,7 @@ namespace tessera::backend::cuda {
   X(cuFuncGetAttribute)            \
   X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \
+  X(cuTensorMapEncodeTiled)        \
   X(cuEventCreate)                 \
   X(cuEventRecord)                 \
   X(cuEventQuery)                  \

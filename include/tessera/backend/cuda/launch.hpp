@@ -8,6 +8,7 @@
 
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/module.hpp"
+#include "tessera/backend/cuda/tensor_map.hpp"
 #include "tessera/backend/launch_args.hpp"
 
 namespace tessera::backend::cuda {
@@ -22,6 +23,10 @@ struct LaunchConfig {
   int threads_per_block = 128;
   size_t dynamic_shared_bytes = 0;
   int blocks_per_tile = 1;  // the kernel loops over grid.total * blocks_per_tile blocks
+  // One block per multiprocessor at most: the kernel walks the tiles itself.
+  bool persistent = false;
+  // Encoded from the arguments at each launch and passed after them (TMA operands).
+  std::vector<TensorMapSpec> tensor_maps;
 };
 
 // Queues the kernel on its device's stream and returns the event recorded after it. The grid is

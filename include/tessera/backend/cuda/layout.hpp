@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/pipeline.hpp"
 #include "tessera/ir/ir.hpp"
 
 namespace tessera::backend::cuda {
@@ -76,6 +77,13 @@ struct LayoutPlan {
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.
   std::map<std::pair<const ir::Op*, size_t>, Layout> convert;
+  // The mma loop lowered as a software pipeline, if any (find_mma_pipeline). Its consumer
+  // warpgroups are the T threads; the producer warpgroup comes on top.
+  std::optional<MmaPipeline> pipeline;
+
+  // How the warps tile an mma accumulator of `shape`: wgmma's (each warp 16 full rows) for the
+  // pipeline's accumulator shape, else mma_tiling's.
+  MmaTiling tiling(const Shape& shape) const;
 
   // Registers each thread spends on a value of `shape` in layout l (Uniform: 1, Shared: 0).
   int registers(const Layout& l, const Shape& shape) const;
@@ -89,7 +97,10 @@ struct LayoutPlan {
 // (LayoutPlan::blocks_per_tile); emit() plans again without it when the code it generated turns
 // out to share values between threads. Throws InternalError when f still has local ops,
 // UsageError when spec does not match f.
-LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles = true);
+// With `pipeline`, an mma loop that find_mma_pipeline accepts is planned as a software pipeline;
+// emit() plans again without it when the pipeline does not fit in shared memory.
+LayoutPlan plan_layouts(const ir::Function& f, const KernelSpec& spec, bool split_tiles = true,
+                        bool pipeline = true);
 
 // The reduction along the last axis of a distributed tile of `shape` can use the warp-shuffle
 // fast path (a row is held by a power-of-two group of threads, V elements per thread and vector).

@@ -1,0 +1,182 @@
+// GEMM written in the DSL as a user writes it: a loop over K tiles feeding mma with a carried f32
+// accumulator, the result cast to the inputs' f16/bf16 on the store; and the same GEMM with a
+// fused epilogue (bias row + relu). Each row: the median time per launch (a ring of async
+// launches, 7 rounds after warm-up, fresh random inputs in [-1, 1)) and TFLOP/s counting 2*M*N*K.
+// Every result is checked on 512 random elements against a double-precision reference; a wrong
+// one prints the element and makes the program exit 1.
+//
+//   gemm                       the default shapes (bench/torch_reference.py --gemm times torch's)
+//   gemm M N K [M N K ...]     these shapes
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+#include "launch_ring.hpp"
+
+using namespace tessera;
+using namespace tessera::tile;
+
+template <class T, int BM, int BN, int BK>
+TESSERA_KERNEL(gemm, Out<T> c, In<T> a, In<T> b) {
+  const Index i = tile_index(0), j = tile_index(1);
+  Tile<float> acc = Tile<float>::zeros({BM, BN});
+  const Index k_tiles = ((a.dim(1) + (BK - 1)) / BK).template cast<int32_t>();
+  for_range(0, k_tiles, [&](Index k) {
+    acc = mma(load(a, {i, k}, {BM, BK}), load(b, {k, j}, {BK, BN}), acc);
+  });
+  c.store(acc.template cast<T>());
+};
+
+template <class T, int BM, int BN, int BK>
+TESSERA_KERNEL(gemm_bias_relu, Out<T> c, In<T> a, In<T> b, In<float> bias) {
+  const Index i = tile_index(0), j = tile_index(1);
+  Tile<float> acc = Tile<float>::zeros({BM, BN});
+  const Index k_tiles = ((a.dim(1) + (BK - 1)) / BK).template cast<int32_t>();
+  for_range(0, k_tiles, [&](Index k) {
+    acc = mma(load(a, {i, k}, {BM, BK}), load(b, {k, j}, {BK, BN}), acc);
+  });
+  const Tile<float> row = load(bias, {0, j}, {1, BN});
+  c.store(maximum(acc + broadcast(row, {BM, BN}), 0.0f).template cast<T>());
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class T>
+std::vector<T> random_values(int64_t n, uint64_t salt) {
+  std::vector<T> v(static_cast<size_t>(n));
+  uint64_t s = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) * 2654435761u + salt;
+  s |= 1;
+  for (auto& e : v) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    e = T(static_cast<float>(static_cast<double>(s >> 11) * 0x1p-52 - 1.0));
+  }
+  return v;
+}
+
+struct Shape3 {
+  int64_t m, n, k;
+};
+
+// Checks 512 random elements of c (M x N) against sum_k a[m][k] * b[k][n] (+ bias, relu) in
+// double. The kernel accumulates in f32 and rounds once to T: the bound is T's half ulp of the
+// result plus f32 rounding over K terms of the sum of |products|.
+template <class T>
+bool check(const char* what, const std::vector<T>& c, const std::vector<T>& a,
+           const std::vector<T>& b, const std::vector<float>* bias, Shape3 s) {
+  const double eps = std::is_same_v<T, half> ? 0x1p-11 : 0x1p-8;
+  uint64_t r = 0x9E3779B97F4A7C15ull;
+  for (int t = 0; t < 512; ++t) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    const int64_t i = static_cast<int64_t>(r % static_cast<uint64_t>(s.m));
+    const int64_t j = static_cast<int64_t>((r >> 32) % static_cast<uint64_t>(s.n));
+    double want = 0, magnitude = 0;
+    for (int64_t k = 0; k < s.k; ++k) {
+      const double p = static_cast<double>(static_cast<float>(a[i * s.k + k])) *
+                       static_cast<double>(static_cast<float>(b[k * s.n + j]));
+      want += p;
+      magnitude += std::fabs(p);
+    }
+    if (bias) want = std::max(want + (*bias)[j], 0.0);
+    const double got = static_cast<float>(c[i * s.n + j]);
+    if (!(std::fabs(got - want) <= eps * std::fabs(want) + 1e-6 * magnitude + 1e-6)) {
+      std::printf("WRONG %s %lldx%lldx%lld: c[%lld][%lld] = %.6g, reference %.6g\n", what,
+                  static_cast<long long>(s.m), static_cast<long long>(s.n),
+                  static_cast<long long>(s.k), static_cast<long long>(i), static_cast<long long>(j),
+                  got, want);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Median milliseconds per launch of `launch(out)` over a ring of 3 outputs.
+template <class T, class Launch>
+double time_ring(Shape3 s, std::pair<int64_t, int64_t> tile, int iterations, Launch launch) {
+  std::vector<Partition<T, 2>> outs;
+  for (int i = 0; i < 3; ++i)
+    outs.push_back(zeros<T>({s.m, s.n}).partition({tile.first, tile.second}));
+  LaunchRing ring(std::move(launch), std::move(outs));
+  for (int w = 0; w < 6; ++w) ring.relaunch_oldest();
+  std::vector<double> rounds;
+  for (int r = 0; r < 7; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
+    rounds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
+                     iterations);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
+void row(const std::string& name, Shape3 s, double ms) {
+  const double tflops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) *
+                        static_cast<double>(s.k) / (ms * 1e9);
+  std::printf("%-44s %10.4f ms %10.1f TFLOP/s\n", name.c_str(), ms, tflops);
+  std::fflush(stdout);
+}
+
+template <class T, int BM, int BN, int BK>
+bool bench(const char* tag, Shape3 s) {
+  const std::vector<T> ha = random_values<T>(s.m * s.k, 1), hb = random_values<T>(s.k * s.n, 2);
+  std::vector<float> hbias = random_values<float>(s.n, 3);
+  const auto a = from_host<T>(ha, {s.m, s.k});
+  const auto b = from_host<T>(hb, {s.k, s.n});
+  const auto bias = from_host<float>(hbias, {1, s.n});
+  const std::string shape =
+      " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  const double flop =
+      2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k);
+  const int iterations = std::clamp(static_cast<int>(2e12 / flop), 3, 200);  // ~a few ms a round
+  const std::pair<int64_t, int64_t> tile{BM, BN};
+  bool ok = true;
+
+  auto [c, a1, b1] = gemm<T, BM, BN, BK>(zeros<T>({s.m, s.n}).partition({BM, BN}), a, b).sync();
+  ok &= check(("gemm " + std::string(tag)).c_str(), std::move(c).unpartition().to_vector(), ha, hb,
+              nullptr, s);
+  row(std::string("tessera gemm ") + tag + shape, s,
+      time_ring<T>(s, tile, iterations,
+                   [&](Partition<T, 2> out) { return gemm<T, BM, BN, BK>(std::move(out), a, b); }));
+
+  auto [e, a2, b2, bias2] =
+      gemm_bias_relu<T, BM, BN, BK>(zeros<T>({s.m, s.n}).partition({BM, BN}), a, b, bias).sync();
+  ok &= check(("gemm+bias+relu " + std::string(tag)).c_str(),
+              std::move(e).unpartition().to_vector(), ha, hb, &hbias, s);
+  row(std::string("tessera gemm+bias+relu ") + tag + shape, s,
+      time_ring<T>(s, tile, iterations, [&](Partition<T, 2> out) {
+        return gemm_bias_relu<T, BM, BN, BK>(std::move(out), a, b, bias);
+      }));
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<Shape3> shapes;
+  for (int i = 1; i + 2 < argc; i += 3)
+    shapes.push_back({std::atoll(argv[i]), std::atoll(argv[i + 1]), std::atoll(argv[i + 2])});
+  if (shapes.empty())
+    shapes = {{4096, 4096, 4096},  {8192, 8192, 8192}, {8192, 8192, 1024},
+              {4096, 14336, 4096}, {16, 14336, 4096},  {4000, 3000, 2000}};
+  std::printf("# tessera gemm on %s (tiles 128x256x64; M=16: 64x128x64)\n",
+              default_device().str().c_str());
+  bool ok = true;
+  for (const Shape3& s : shapes) {
+    if (s.m <= 64) {
+      ok &= bench<half, 64, 128, 64>("f16", s);
+      ok &= bench<bfloat16, 64, 128, 64>("bf16", s);
+    } else {
+      ok &= bench<half, 128, 256, 64>("f16", s);
+      ok &= bench<bfloat16, 128, 256, 64>("bf16", s);
+    }
+  }
+  return ok ? 0 : 1;
+}

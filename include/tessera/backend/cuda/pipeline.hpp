@@ -1,0 +1,56 @@
+// Finding the mma loops that the CUDA backend software-pipelines (DESIGN §6).
+//
+// The GEMM a user writes is a loop over K tiles whose body loads a tile of A and a tile of B and
+// feeds them to one mma with a carried accumulator:
+//
+//   for k in [lb, ub):  acc = mma(load(a, {i, k}, {BM, BK}), load(b, {k, j}, {BK, BN}), acc)
+//
+// Nothing else in the body has an effect (what remains computes tile coordinates), so the loads
+// of later iterations may be issued before the mma of this one: the loop can be pipelined. On
+// sm_90a the backend splits the block into a producer warp that copies the operand tiles with the
+// tensor-memory accelerator (TMA) into a ring of shared-memory stages, and consumer warpgroups
+// that multiply them with wgmma; mbarriers order the two (device/tessera_hopper.cuh). The rest of
+// the kernel (what comes before the loop, and the epilogue after it: a bias, an activation, a
+// cast, the store) runs in the consumer warpgroups on the accumulator's registers.
+//
+// Before: f promoted and verified. After: nothing changes in f; the finding is a description.
+// A loop that does not fit returns nullopt, and the kernel takes the general lowering (correct
+// for every kernel, fast for none of these).
+#pragma once
+
+#include <optional>
+#include <set>
+
+#include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/ir/ir.hpp"
+
+namespace tessera::backend::cuda {
+
+struct MmaPipeline {
+  const ir::Op* loop = nullptr;  // the for op, in the kernel's top-level block
+  const ir::Op* load_a = nullptr;
+  const ir::Op* load_b = nullptr;
+  const ir::Op* mma = nullptr;
+  int a_param = 0, b_param = 0;
+  DType operand = DType::F16;  // f16 or bf16; the accumulator is f32
+  int bm = 0, bn = 0, bk = 0;
+  // The ops the producer evaluates too: those the loop's bounds and the loads' tile coordinates
+  // depend on (scalars without effects, in the top-level block and in the body).
+  std::set<const ir::Op*> producer_ops;
+
+  int consumers() const { return bm / 64; }  // consumer warpgroups, 64 rows each
+  int consumer_threads() const { return 128 * consumers(); }
+  // A is copied in column strips ("atoms") of at most 64 elements (128 bytes, the widest TMA
+  // swizzle); each strip is a [bm, a_atom] box swizzled by its row width.
+  int a_atom() const { return bk < 64 ? bk : 64; }
+  int a_swizzle_bytes() const { return a_atom() * 2; }
+  int64_t a_bytes() const { return int64_t{bm} * bk * 2; }
+  // B is copied in strips of 64 columns, [bk, 64] boxes with 128-byte rows (N-major for wgmma).
+  int64_t b_bytes() const { return int64_t{bk} * bn * 2; }
+  int64_t stage_bytes() const { return a_bytes() + b_bytes(); }
+};
+
+// The loop of f that the backend pipelines for `spec`, if any (sm_90a only, for now).
+std::optional<MmaPipeline> find_mma_pipeline(const ir::Function& f, const KernelSpec& spec);
+
+}  // namespace tessera::backend::cuda

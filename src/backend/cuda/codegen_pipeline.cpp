@@ -1,0 +1,250 @@
+// The pipelined mma loop on sm_90a (pipeline.hpp says which loops; device/tessera_hopper.cuh
+// holds the instructions and the mbarrier protocol).
+//
+// The block is T consumer threads (one warpgroup per 64 accumulator rows) plus one producer
+// warpgroup, of which one thread issues the copies. Each block stays resident and walks the
+// tiles (a persistent grid) in groups of kGroupRows tile rows, so that the operand strips that
+// neighbouring blocks read at the same time stay in L2.
+//
+// Shared memory: the epilogue's scratch (whatever the rest of the kernel stages, from offset 0),
+// then the ring: `stages` stages of [A: a_bytes][B: b_bytes], each 1024-byte aligned, as the
+// 128-byte swizzle requires.
+//   A, per stage: bk / a_atom strips, each [bm rows][a_atom elements], rows of a_swizzle_bytes,
+//                 swizzled by TMA; wgmma reads it K-major (8-row groups 8 * row bytes apart).
+//   B, per stage: bn / 64 strips, each [bk rows][64 elements] (128-byte rows), swizzled; wgmma
+//                 reads it N-major ("transposed"): 8-row groups 1024 bytes apart, strips
+//                 bk * 128 bytes apart.
+#include <algorithm>
+
+#include "codegen_emitter.hpp"
+#include "codegen_runtime.hpp"
+#include "tessera/backend/cuda/abi_source.hpp"
+
+namespace tessera::backend::cuda::detail {
+namespace {
+
+constexpr int kMaxStages = 6;
+constexpr int kGroupRows = 8;
+// Registers per thread after setmaxnreg: the producer needs few, the consumers' accumulators
+// many. 40 * 128 + 232 * 256 = 64512 fits the 65536 of a multiprocessor with one block of 384.
+constexpr int kProducerRegs = 40;
+constexpr int kConsumerRegs = 232;
+
+// wgmma's swizzle field for a row width in bytes.
+int swizzle_mode(int bytes) {
+  return bytes == 128 ? 1 : bytes == 64 ? 2 : 3;
+}
+
+}  // namespace
+
+// One wgmma.mma_async m64nNk16 of this kernel's operand type, accumulating in f32; B N-major.
+void Emitter::wgmma_function(const MmaPipeline& p) {
+  const int regs = p.bn / 2;
+  const std::string type = p.operand == DType::BF16 ? "bf16" : "f16";
+  wgmma_fn_ = "tsr_wgmma_" + type + "_n" + str(p.bn);
+  open("__device__ __forceinline__ void ", wgmma_fn_, "(float (&d)[", regs,
+       "], unsigned long long da, unsigned long long db)");
+  std::string list, outs;
+  for (int i = 0; i < regs; ++i) {
+    list += (i ? ", %" : "%") + str(i);
+    outs += std::string(i ? ", " : "") + "\"+f\"(d[" + str(i) + "])";
+  }
+  line("asm volatile(");
+  line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %", regs + 2, ", 0;\\n\"");
+  line("    \"wgmma.mma_async.sync.aligned.m64n", p.bn, "k16.f32.", type, ".", type, " {", list,
+       "}, %", regs, ", %", regs + 1, ", p, 1, 1, 0, 1;\\n}\\n\"");
+  line("    : ", outs);
+  line("    : \"l\"(da), \"l\"(db), \"r\"(1));");
+  close();
+}
+
+void Emitter::producer_loop(const ir::Op& op) {
+  const MmaPipeline& p = *plan_.pipeline;
+  const ir::Block& body = op.regions[0];
+  line("// ", comment_text(short_path(op.loc.file) + ":" + str(op.loc.line)),
+       "  producer: the operand tiles of each K step, copied by TMA into the ring");
+  const std::string it = "it_" + name(body.args[0]);
+  open("for (long long ", it, " = ", name(op.operands[0]), "; ", it, " < ", name(op.operands[1]),
+       "; ++", it, ")");
+  line("const int ", name(body.args[0]), " = (int)", it, ";");
+  for (size_t i = 0; i + 1 < body.ops.size(); ++i) this->op(body.ops[i]);
+  line("tsr_mbar_wait(&tsr_empty[tsr_stage], tsr_phase ^ 1);");
+  line("unsigned char* sa = tsr_ring + tsr_stage * ", p.stage_bytes(), ";");
+  line("unsigned char* sb = sa + ", p.a_bytes(), ";");
+  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", p.stage_bytes(), ");");
+  // Element coordinates of a load's box: tile coordinate x tile extent, innermost axis first.
+  const auto coord = [&](const ir::Op& load, int axis, int64_t plus) {
+    std::string c = "(int)((long long)" + name(load.operands[static_cast<size_t>(axis)]) + " * " +
+                    str(load.attrs.shape[static_cast<size_t>(axis)]);
+    return c + (plus ? " + " + str(plus) : "") + ")";
+  };
+  for (int s = 0; s < p.bk / p.a_atom(); ++s)
+    line("tsr_tma_load_2d(sa + ", int64_t{s} * p.bm * p.a_swizzle_bytes(),
+         ", &tsr_map0, &tsr_full[tsr_stage], ", coord(*p.load_a, 1, int64_t{s} * p.a_atom()), ", ",
+         coord(*p.load_a, 0, 0), ");");
+  for (int s = 0; s < p.bn / 64; ++s)
+    line("tsr_tma_load_2d(sb + ", int64_t{s} * p.bk * 128, ", &tsr_map1, &tsr_full[tsr_stage], ",
+         coord(*p.load_b, 1, int64_t{s} * 64), ", ", coord(*p.load_b, 0, 0), ");");
+  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  close();
+}
+
+void Emitter::consumer_loop(const ir::Op& op) {
+  const MmaPipeline& p = *plan_.pipeline;
+  const ir::Block& body = op.regions[0];
+  current_op_ = &op;
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
+  line("// consumers: wgmma over each stage the producer filled, the accumulator in registers");
+  const ir::ValueId acc = body.args[1];
+  declare(acc);
+  const Operand init = operand(op, 3);
+  unroll();
+  line("for (int i = 0; i < ", registers(layout(acc), type(acc).shape), "; ++i) ", name(acc),
+       "[i] = ", at(init.var, init.layout, "i"), ";");
+  const std::string it = "it_" + name(body.args[0]);
+  // One wgmma group stays in flight: each step waits for the previous step's group, and only
+  // then gives that stage back to the producer.
+  line("int tsr_release = -1;");
+  open("for (long long ", it, " = ", name(op.operands[0]), "; ", it, " < ", name(op.operands[1]),
+       "; ++", it, ")");
+  line("tsr_mbar_wait(&tsr_full[tsr_stage], tsr_phase);");
+  line("const unsigned char* sa = tsr_ring + tsr_stage * ", p.stage_bytes(), " + (", warp(),
+       " >> 2) * ", 64 * p.a_swizzle_bytes(), ";  // this warpgroup's 64 rows of A");
+  line("const unsigned char* sb = tsr_ring + tsr_stage * ", p.stage_bytes(), " + ", p.a_bytes(),
+       ";");
+  line("tsr_wgmma_fence();");
+  for (int k = 0; k < p.bk / 16; ++k) {
+    const int64_t a_off = int64_t{k * 16 / p.a_atom()} * p.bm * p.a_swizzle_bytes() +
+                          int64_t{k * 16 % p.a_atom()} * 2;
+    line(wgmma_fn_, "(", name(acc), ", tsr_wgmma_desc(sa + ", a_off, ", 16, ",
+         8 * p.a_swizzle_bytes(), ", ", swizzle_mode(p.a_swizzle_bytes()),
+         "), tsr_wgmma_desc(sb + ", int64_t{k} * 16 * 128, ", ", int64_t{p.bk} * 128,
+         ", 1024, 1));");
+  }
+  line("tsr_wgmma_commit();");
+  line("tsr_wgmma_wait<1>();");
+  line("if (tsr_release >= 0 && ", lane(), " == 0) tsr_mbar_arrive(&tsr_empty[tsr_release]);");
+  line("tsr_release = tsr_stage;");
+  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  close();
+  line("tsr_wgmma_wait<0>();");
+  line("if (tsr_release >= 0 && ", lane(), " == 0) tsr_mbar_arrive(&tsr_empty[tsr_release]);");
+  alias(op.results[0], name(acc));
+}
+
+EmittedKernel Emitter::run_pipelined() {
+  const MmaPipeline& p = *plan_.pipeline;
+  const int t = threads();
+  barrier_stmt_ = "tsr_bar_sync(1, " + str(t) + ");";
+  wgmma_function(p);
+  const std::string helpers = out_.str();
+  out_.str("");
+
+  // The bodies first: they tell how much scratch the epilogue stages (and so how many stages
+  // fit). The stage count only appears in the loops, so it is fixed before they are emitted.
+  const int64_t limit = smem_limit(spec_.arch);
+  int64_t ring_offset = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    ring_offset = (smem_bytes_ + 1023) / 1024 * 1024;
+    // 1024 bytes of slack: dynamic shared memory is only 16-byte aligned, and the ring needs 1024.
+    stages_ = static_cast<int>(
+        std::min<int64_t>(kMaxStages, (limit - 1024 - ring_offset) / p.stage_bytes()));
+    if (stages_ < 2) return {};  // emit() takes the general lowering
+    out_.str("");
+    depth_ = 3;
+    role_ = Role::Consumer;
+    block(f_.body);
+    if ((smem_bytes_ + 1023) / 1024 * 1024 == ring_offset) break;  // the scratch was as assumed
+  }
+  const std::string consumer = out_.str();
+  out_.str("");
+  role_ = Role::Producer;
+  block(f_.body);
+  const std::string producer = out_.str();
+  out_.str("");
+  depth_ = 0;
+
+  EmittedKernel k;
+  k.entry = "tessera_" + identifier(f_.name);
+  k.threads = t + 128;
+  k.shared_bytes = static_cast<size_t>(ring_offset + stages_ * p.stage_bytes() + 1024);
+  k.reports_errors = reports_errors_;
+  k.persistent = true;
+  k.tensor_maps = {{p.a_param, p.a_atom(), p.bm, p.a_swizzle_bytes()}, {p.b_param, 64, p.bk, 128}};
+
+  line("// ---- kernel '", comment_text(f_.name), "' (",
+       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
+       " ----");
+  line("// A pipelined mma loop: ", p.consumers(), " consumer warpgroup(s) (wgmma m64n", p.bn,
+       "k16, ", dtype_name(p.operand), ") and one producer warp (TMA), ", stages_, " stages of ",
+       p.bm, "x", p.bk, " and ", p.bk, "x", p.bn, " tiles.");
+  out_ << helpers;
+  std::string params = "TesseraGrid grid";
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const ir::Param& prm = f_.params[i];
+    params += ", ";
+    params += prm.kind == ir::ParamKind::Scalar ? param_ctype(prm.dtype)
+                                                : std::string("TesseraTensorRef");
+    params += " " + param_vars_[i];
+  }
+  params +=
+      ", const __grid_constant__ TesseraTensorMap tsr_map0, const __grid_constant__ "
+      "TesseraTensorMap tsr_map1";
+  open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ", 1) ", k.entry, "(", params,
+       ")");
+  line("#ifdef TESSERA_HOPPER");
+  line("extern __shared__ __align__(1024) unsigned char tsr_smem_raw[];");
+  line("unsigned char* const tsr_smem = tsr_smem_raw + ((1024 - (tsr_smem_addr(tsr_smem_raw) & ",
+       "1023)) & 1023);");
+  line("unsigned char* const tsr_ring = tsr_smem + ", ring_offset, ";");
+  line("__shared__ unsigned long long tsr_full[", stages_, "], tsr_empty[", stages_, "];");
+  open("if (threadIdx.x == 0)");
+  open("for (int s = 0; s < ", stages_, "; ++s)");
+  line("tsr_mbar_init(&tsr_full[s], 1);  // the producer's arrive.expect_tx");
+  line("tsr_mbar_init(&tsr_empty[s], ", t / 32, ");  // one arrival per consumer warp");
+  close();
+  line("tsr_mbar_fence_init();");
+  close();
+  line("__syncthreads();");
+  line("int tsr_stage = 0;");
+  line("unsigned tsr_phase = 0;");
+
+  // This block's tile in grouped order: kGroupRows tile rows at a time, down each column.
+  const auto tile_loop = [&] {
+    open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+    line("const long long group = blk / (", kGroupRows, " * grid.tiles[1]);");
+    line("const long long first = group * ", kGroupRows, ";");
+    line("const long long rows = grid.tiles[0] - first < ", kGroupRows,
+         " ? grid.tiles[0] - first : ", kGroupRows, ";");
+    line("const long long in_group = blk - first * grid.tiles[1];");
+    line("const int ", tile_coords_[0], " = (int)(first + in_group % rows);");
+    line("const int ", tile_coords_[1], " = (int)(in_group / rows);");
+  };
+  open("if (threadIdx.x >= ", t, ")");
+  line("// The producer warpgroup: one thread issues every copy.");
+  if (p.consumers() > 1) line("tsr_regs_dec<", kProducerRegs, ">();");
+  open("if (threadIdx.x == ", t, ")");
+  line("tsr_tma_prefetch_map(&tsr_map0);");
+  line("tsr_tma_prefetch_map(&tsr_map1);");
+  tile_loop();
+  out_ << producer;
+  close();
+  close();
+  line("return;");
+  close();
+  if (p.consumers() > 1) line("tsr_regs_inc<", kConsumerRegs, ">();");
+  line("const int tid = threadIdx.x;");
+  line("const int lane = tid & 31;");
+  line("const int warp = tid >> 5;");
+  tile_loop();
+  out_ << consumer;
+  close();
+  line("#endif");
+  close();
+  k.source =
+      std::string(abi_source()) + "\n" + std::string(device_runtime_source()) + "\n" + out_.str();
+  return k;
+}
+
+}  // namespace tessera::backend::cuda::detail
