@@ -9,7 +9,12 @@ build=${BUILD_DIR:-build}
 # new warnings do not stop a user's build.
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTESSERA_WERROR="${TESSERA_WERROR:-OFF}" >/dev/null
-cmake --build "$build" -j "$(nproc)"
+# The build's step lines go to $build/build.log; warnings and errors are printed.
+set +e
+cmake --build "$build" -j "$(nproc)" 2>&1 | tee "$build/build.log" | grep -vE '^\[[0-9]+/[0-9]+\] '
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" = 0 ] || exit "$status"
 # The CPU suite: everything but the tests that need a GPU. A passing test prints nothing here (its
 # line is in $build/ctest-cpu.log); a failing one prints its whole output, then CTest's summary.
 log="$build/ctest-cpu.log"
