@@ -8,6 +8,11 @@ command -v g++ >/dev/null || need+=(g++)
 [ -f /usr/include/gtest/gtest.h ] || need+=(libgtest-dev)
 # clang-tidy 16 or newer understands std::source_location with this libstdc++ (14 does not).
 if [ "${TESSERA_NEED_TIDY:-0}" = 1 ]; then command -v clang-tidy-16 >/dev/null || need+=(clang-tidy-16); fi
+# CI's second compiler (scripts/clang_check.sh): clang 16 or newer (older ones cannot compile
+# std::source_location from libstdc++). Debian 12 and Ubuntu 24.04 both package clang-16.
+if [ "${TESSERA_NEED_CLANG:-0}" = 1 ] && ! bash "$(dirname "$0")/find_clang.sh" >/dev/null; then
+  need+=(clang-16)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "scripts/deps.sh: installing ${need[*]}"

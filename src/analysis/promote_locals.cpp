@@ -1,6 +1,6 @@
 #include "tessera/analysis/promote_locals.hpp"
 
-#include <set>
+#include <algorithm>
 #include <unordered_map>
 
 namespace tessera::analysis {
@@ -10,12 +10,17 @@ constexpr ir::ValueId kUnset = ~ir::ValueId{0};
 
 // The variables an op's regions assign that already hold a value before the op: those become its
 // carried values or results. A variable first stored inside the regions is local to them.
-std::set<int> vars_stored_in(const ir::Op& op, const std::vector<ir::ValueId>& current) {
-  std::set<int> vars;
+// They come in the order of their first assignment inside the regions, which is statement order
+// in the kernel, not in the order of the variables' numbers: a variable is numbered when C++
+// first reads it inside a body, and `acc1 + acc2` reads its operands in an order that differs
+// between compilers.
+std::vector<int> vars_stored_in(const ir::Op& op, const std::vector<ir::ValueId>& current) {
+  std::vector<int> vars;
   for (const ir::Block& r : op.regions)
     ir::walk(r, [&](const ir::Op& o) {
-      if (o.kind == ir::OpKind::LocalStore && current[o.attrs.var] != kUnset)
-        vars.insert(o.attrs.var);
+      if (o.kind == ir::OpKind::LocalStore && current[o.attrs.var] != kUnset &&
+          std::find(vars.begin(), vars.end(), o.attrs.var) == vars.end())
+        vars.push_back(o.attrs.var);
     });
   return vars;
 }
@@ -56,7 +61,7 @@ class Promoter {
 
   // Carried values are appended after any the loop already has.
   void loop(ir::Op& op) {
-    const std::set<int> vars = vars_stored_in(op, current_);
+    const std::vector<int> vars = vars_stored_in(op, current_);
     ir::Block& body = op.regions[0];
     const std::vector<ir::ValueId> outside = current_;
     for (int var : vars) {
@@ -76,7 +81,7 @@ class Promoter {
   }
 
   void branch(ir::Op& op) {
-    const std::set<int> vars = vars_stored_in(op, current_);
+    const std::vector<int> vars = vars_stored_in(op, current_);
     const std::vector<ir::ValueId> outside = current_;
     for (ir::Block& region : op.regions) {
       current_ = outside;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/dce.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/analysis/safety.hpp"
@@ -81,6 +82,8 @@ std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
   ir::verify_or_throw(f, "tracing");
   analysis::promote_locals(f);
   ir::verify_or_throw(f, "promote_locals");
+  analysis::canonical_order(f);  // from here on, the IR is the same whatever compiler traced it
+  ir::verify_or_throw(f, "canonical_order");
   analysis::check_safety(f);
   analysis::dce(f);
   ir::verify_or_throw(f, "dce");

@@ -107,10 +107,10 @@ void Traced::set(ir::ValueId v, SourceLoc loc) {
 
 // ---- emitting ops ------------------------------------------------------------------------
 
-ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, ir::Attrs attrs,
+ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, const ir::Attrs& attrs,
                  SourceLoc loc) {
   TraceState& t = current(loc);
-  const ir::ValueId v = t.builder.add(kind, std::move(operands), std::move(attrs), loc);
+  const ir::ValueId v = t.builder.add(kind, std::move(operands), attrs, loc);
   t.note(v, loc);
   return v;
 }

@@ -36,7 +36,7 @@ int loads_from(const ir::Function& f, int param) {
 
 TEST(Dce, RemovesDeadPureOpsAndWhatOnlyTheyUsed) {
   const ir::Function f = traced_then_dce([](Out<float> z, In<float> x, In<float> y) {
-    auto unused = exp(load_like(x, z) * 2.0f);
+    [[maybe_unused]] auto unused = exp(load_like(x, z) * 2.0f);  // dead: never stored
     z.store(load_like(y, z));
   });
   EXPECT_EQ(count(f.body, OpKind::Exp), 0);
@@ -73,7 +73,7 @@ TEST(Dce, RemovesALoopWhoseResultIsUnusedAndWhoseBodyHasNoEffect) {
 TEST(Dce, KeepsALoopThatPrintsAndDropsDeadOpsInsideIt) {
   const ir::Function f = traced_then_dce([](Out<float> z, In<float> x, In<float> y) {
     for_range(0, 2, [&](Index k) {
-      auto unused = load(x, {k}, {8}) * 3.0f;
+      [[maybe_unused]] auto unused = load(x, {k}, {8}) * 3.0f;
       print("k = {}", k);
     });
     z.store(load_like(y, z));

@@ -12,6 +12,11 @@ struct Target {
   backend::cuda::Arch arch;
   bool aligned;
 };
+// What gtest prints for the parameter (a failure, --gtest_list_tests): the name, not a byte dump
+// of the struct, which also held a pointer that changes from build to build.
+void PrintTo(const Target& t, std::ostream* os) {
+  *os << t.name;
+}
 
 class CorpusCompiles : public ::testing::TestWithParam<std::tuple<std::string, Target>> {};
 

@@ -1,13 +1,16 @@
 // Golden tests of the printer: small kernels are traced, promoted, and printed, and the text is
 // compared whole. The text is what TESSERA_DUMP=ir shows, so a change here is a change users see.
-// Operands are traced in the order g++ evaluates call arguments (right to left), so `x + y` loads
-// y first; values are numbered in program order.
+// The promoted IR is put in canonical order (canonical_order), as the compile pipeline does, so
+// these texts are the same whatever compiler built the test: operands come first to last, each
+// right before its first use, although g++ traces `x + y` right to left and clang left to right.
+// Values are numbered in program order.
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include <tessera/tessera.hpp>
 
+#include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tessera/ir/verifier.hpp"
@@ -19,9 +22,10 @@ using namespace tessera::test;
 
 namespace {
 
-// Promotes, verifies and prints.
+// Promotes, orders, verifies and prints.
 std::string promoted(ir::Function f) {
   analysis::promote_locals(f);
+  analysis::canonical_order(f);
   if (auto d = ir::verify(f)) return "invalid IR: " + d->message;
   return ir::print(f);
 }
@@ -41,6 +45,26 @@ ir::Function trace_gemm() {
       });
 }
 
+// The same kernel with each call in a statement of its own, so that C++ sequences them: the
+// traced IR (before canonical_order) is in the order C++ evaluated the calls.
+ir::Function trace_gemm_in_statements() {
+  return trace_kernel<Out<float>, In<half>, In<half>>(
+      "gemm",
+      {out_param("c", DType::F32, {32, 16}), in_param("a", DType::F16, 2),
+       in_param("b", DType::F16, 2)},
+      [](Out<float> c, In<half> a, In<half> b) {
+        auto acc = Tile<float>::zeros({32, 16});
+        for_range(0, 4, [&](Index k) {
+          const Index i = c.tile_index(0);
+          auto a_k = load(a, {i, k}, {32, 8});
+          const Index j = c.tile_index(1);
+          auto b_k = load(b, {k, j}, {8, 16});
+          acc = mma(a_k, b_k, acc);
+        });
+        c.store(acc);
+      });
+}
+
 TEST(Printer, AddGolden) {
   ir::Function f = trace_kernel<Out<float>, In<float>, In<float>>(
       "add",
@@ -51,10 +75,10 @@ TEST(Printer, AddGolden) {
       promoted(std::move(f)),
       R"(kernel @add($z: out f32 tile [128], $x: in f32 rank 1, $y: in f32 rank 1) grid rank 1 {
   %0 = tile_index 0 : i32
-  %1 = load $y[%0] pad 0 : f32[128]
+  %1 = load $x[%0] pad 0 : f32[128]
   %2 = tile_index 0 : i32
-  %3 = load $x[%2] pad 0 : f32[128]
-  %4 = add %3, %1 : f32[128]
+  %3 = load $y[%2] pad 0 : f32[128]
+  %4 = add %1, %3 : f32[128]
   store $z, %4
 }
 )");
@@ -89,16 +113,16 @@ TEST(Printer, GemmLoopGolden) {
   EXPECT_EQ(
       promoted(trace_gemm()),
       R"(kernel @gemm($c: out f32 tile [32, 16], $a: in f16 rank 2, $b: in f16 rank 2) grid rank 2 {
-  %0 = constant 0 : f32[32, 16]
-  %1 = constant 1 : i32
-  %2 = constant 4 : i32
-  %3 = constant 0 : i32
-  %4 = for %5 = %3 to %2 step %1 carry(%6 = %0) -> (f32[32, 16]) {
-    %7 = tile_index 1 : i32
-    %8 = load $b[%5, %7] pad 0 : f16[8, 16]
-    %9 = tile_index 0 : i32
-    %10 = load $a[%9, %5] pad 0 : f16[32, 8]
-    %11 = mma %10, %8, %6 : f32[32, 16]
+  %0 = constant 0 : i32
+  %1 = constant 4 : i32
+  %2 = constant 1 : i32
+  %3 = constant 0 : f32[32, 16]
+  %4 = for %5 = %0 to %1 step %2 carry(%6 = %3) -> (f32[32, 16]) {
+    %7 = tile_index 0 : i32
+    %8 = load $a[%7, %5] pad 0 : f16[32, 8]
+    %9 = tile_index 1 : i32
+    %10 = load $b[%5, %9] pad 0 : f16[8, 16]
+    %11 = mma %8, %10, %6 : f32[32, 16]
     yield %11
   }
   store $c, %4
@@ -108,23 +132,23 @@ TEST(Printer, GemmLoopGolden) {
 
 // Before promotion the accumulator is a tracer-local variable: stored where it is made, loaded
 // and stored inside the loop body (what TESSERA_DUMP=traced shows). The load happens where mma
-// reads its operands, after the two tile loads made as its arguments.
+// reads its operands, after the two tile loads made before it.
 TEST(Printer, GemmAsTracedGolden) {
   EXPECT_EQ(
-      ir::print(trace_gemm()),
+      ir::print(trace_gemm_in_statements()),
       R"(kernel @gemm($c: out f32 tile [32, 16], $a: in f16 rank 2, $b: in f16 rank 2) grid rank 2 {
   %0 = constant 0 : f32[32, 16]
-  %1 = constant 1 : i32
+  %1 = constant 0 : i32
   %2 = constant 4 : i32
-  %3 = constant 0 : i32
+  %3 = constant 1 : i32
   local_store var0, %0
-  for %4 = %3 to %2 step %1 {
-    %5 = tile_index 1 : i32
-    %6 = load $b[%4, %5] pad 0 : f16[8, 16]
-    %7 = tile_index 0 : i32
-    %8 = load $a[%7, %4] pad 0 : f16[32, 8]
+  for %4 = %1 to %2 step %3 {
+    %5 = tile_index 0 : i32
+    %6 = load $a[%5, %4] pad 0 : f16[32, 8]
+    %7 = tile_index 1 : i32
+    %8 = load $b[%4, %7] pad 0 : f16[8, 16]
     %9 = local_load var0 : f32[32, 16]
-    %10 = mma %8, %6, %9 : f32[32, 16]
+    %10 = mma %6, %8, %9 : f32[32, 16]
     local_store var0, %10
     yield
   }
@@ -146,18 +170,18 @@ TEST(Printer, IfWithReassignmentGolden) {
   EXPECT_EQ(promoted(std::move(f)),
             R"(kernel @branch($z: out f32 tile [8], $x: in f32 rank 1) grid rank 1 {
   %0 = tile_index 0 : i32
-  %1 = load $x[%0] pad 0 : f32[8]
-  %2 = tile_index 0 : i32
-  %3 = constant 0 : i32
-  %4 = cmp_eq %2, %3 : bool
-  %5 = if %4 -> (f32[8]) {
+  %1 = constant 0 : i32
+  %2 = cmp_eq %0, %1 : bool
+  %3 = tile_index 0 : i32
+  %4 = load $x[%3] pad 0 : f32[8]
+  %5 = if %2 -> (f32[8]) {
     %6 = constant 2 : f32
     %7 = reshape %6 : f32[1]
     %8 = broadcast %7 : f32[8]
-    %9 = mul %1, %8 : f32[8]
+    %9 = mul %4, %8 : f32[8]
     yield %9
   } else {
-    %10 = neg %1 : f32[8]
+    %10 = neg %4 : f32[8]
     yield %10
   }
   store $z, %5
@@ -177,15 +201,15 @@ TEST(Printer, NestedLoopsCarryingAnOuterVariableGolden) {
       });
   EXPECT_EQ(promoted(std::move(f)),
             R"(kernel @nested($z: out f32 tile [8], $x: in f32 rank 1) grid rank 1 {
-  %0 = constant 0 : f32[8]
-  %1 = constant 1 : i32
-  %2 = constant 3 : i32
-  %3 = constant 0 : i32
-  %4 = for %5 = %3 to %2 step %1 carry(%6 = %0) -> (f32[8]) {
-    %7 = constant 1 : i32
+  %0 = constant 0 : i32
+  %1 = constant 3 : i32
+  %2 = constant 1 : i32
+  %3 = constant 0 : f32[8]
+  %4 = for %5 = %0 to %1 step %2 carry(%6 = %3) -> (f32[8]) {
+    %7 = constant 0 : i32
     %8 = constant 2 : i32
-    %9 = constant 0 : i32
-    %10 = for %11 = %9 to %8 step %7 carry(%12 = %6) -> (f32[8]) {
+    %9 = constant 1 : i32
+    %10 = for %11 = %7 to %8 step %9 carry(%12 = %6) -> (f32[8]) {
       %13 = constant 2 : i32
       %14 = mul %5, %13 : i32
       %15 = add %14, %11 : i32
@@ -211,15 +235,15 @@ TEST(Printer, ScalarParameterPrintAndUnpaddedLoadGolden) {
       });
   EXPECT_EQ(promoted(std::move(f)),
             R"(kernel @saxpy($z: out f32 tile [16], $a: scalar f32, $x: in f32 rank 1) grid rank 1 {
-  %0 = scalar_param $a : f32
+  %0 = tile_index 0 : i32
   %1 = num_tiles 0 : i32
-  %2 = tile_index 0 : i32
-  print "tile {} of {}", %2, %1
-  %3 = tile_index 0 : i32
-  %4 = load $x[%3] unpadded : f32[16]
-  %5 = reshape %0 : f32[1]
-  %6 = broadcast %5 : f32[16]
-  %7 = mul %6, %4 : f32[16]
+  print "tile {} of {}", %0, %1
+  %2 = scalar_param $a : f32
+  %3 = reshape %2 : f32[1]
+  %4 = broadcast %3 : f32[16]
+  %5 = tile_index 0 : i32
+  %6 = load $x[%5] unpadded : f32[16]
+  %7 = mul %4, %6 : f32[16]
   %8 = constant 0.5 : f32
   %9 = reshape %8 : f32[1]
   %10 = broadcast %9 : f32[16]

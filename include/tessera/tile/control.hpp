@@ -15,17 +15,23 @@ namespace tessera::tile {
 template <class F>
   requires std::is_invocable_v<F, Index>
 void for_range(IndexArg begin, IndexArg end, IndexArg step, F&& body) {
+  // One statement each: call arguments are evaluated in an unspecified order, and the bounds'
+  // constants should be traced in the same order by every compiler.
+  const ir::ValueId lb = begin.get();
+  const ir::ValueId ub = end.get();
+  const ir::ValueId st = step.get();
   detail::trace_for(
-      begin.get(), end.get(), step.get(),
-      [&](ir::ValueId iv) { body(Index(iv)); }, begin.loc);
+      lb, ub, st, [&](ir::ValueId iv) { body(Index(iv)); }, begin.loc);
 }
 template <class F>
   requires std::is_invocable_v<F, Index>
 void for_range(IndexArg begin, IndexArg end, F&& body) {
   SourceLoc loc = begin.loc;
+  const ir::ValueId lb = begin.get();  // in order, as above
+  const ir::ValueId ub = end.get();
+  const ir::ValueId st = detail::emit_constant(DType::I32, 1, loc);
   detail::trace_for(
-      begin.get(), end.get(), detail::emit_constant(DType::I32, 1, loc),
-      [&](ir::ValueId iv) { body(Index(iv)); }, loc);
+      lb, ub, st, [&](ir::ValueId iv) { body(Index(iv)); }, loc);
 }
 
 // if (cond) then_body() else else_body(); cond is a bool scalar.

@@ -102,20 +102,32 @@ class Tile : public detail::Traced {
   }
 
   // Arithmetic and comparisons, with numpy-style broadcasting; a plain T operand is a scalar.
-#define TESSERA_TILE_BINARY(op, kind, Result)                                                   \
-  friend Result operator op(At<Tile> a, const Tile& b) {                                       \
-    return Result(detail::emit_binary(ir::OpKind::kind, a.value.get(a.loc), b.get(a.loc),     \
-                                      a.loc));                                                 \
-  }                                                                                            \
-  friend Result operator op(At<Tile> a, T b) {                                                 \
-    return Result(detail::emit_binary(ir::OpKind::kind, a.value.get(a.loc),                    \
-                                      detail::emit_constant(dtype_v<T>, to_double(b), a.loc), \
-                                      a.loc));                                                 \
-  }                                                                                            \
-  friend Result operator op(T a, At<Tile> b) {                                                 \
-    return Result(detail::emit_binary(ir::OpKind::kind,                                        \
-                                      detail::emit_constant(dtype_v<T>, to_double(a), b.loc), \
-                                      b.value.get(b.loc), b.loc));                             \
+  //
+  // Both tile operands are At<Tile>, never one At<Tile> and one const Tile&: C++20 also tries
+  // `b == a` for `a == b` (and for `a != b`), and with mixed parameter types the written and the
+  // reversed candidate each convert a different operand better, which the standard calls
+  // ambiguous (g++ 13 and clang warn, and may one day reject). With the same conversion on both
+  // sides the written candidate simply wins. The tile-scalar pair is symmetric for the same
+  // reason: (At<Tile>, T) reversed is (T, At<Tile>) with the same conversions.
+  // tests/tile/operators_test.cpp builds every operand mix with -Werror.
+  //
+  // The operands are read in two statements, so any local_load they need is traced in operand
+  // order on every compiler (function arguments are evaluated in an unspecified order).
+#define TESSERA_TILE_BINARY(op, kind, Result)                                       \
+  friend Result operator op(At<Tile> a, At<Tile> b) {                               \
+    const ir::ValueId lhs = a.value.get(a.loc);                                     \
+    const ir::ValueId rhs = b.value.get(a.loc);                                     \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc));          \
+  }                                                                                 \
+  friend Result operator op(At<Tile> a, T b) {                                      \
+    const ir::ValueId lhs = a.value.get(a.loc);                                     \
+    const ir::ValueId rhs = detail::emit_constant(dtype_v<T>, to_double(b), a.loc); \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc));          \
+  }                                                                                 \
+  friend Result operator op(T a, At<Tile> b) {                                      \
+    const ir::ValueId lhs = detail::emit_constant(dtype_v<T>, to_double(a), b.loc); \
+    const ir::ValueId rhs = b.value.get(b.loc);                                     \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, b.loc));          \
   }
   TESSERA_TILE_BINARY(+, Add, Tile)
   TESSERA_TILE_BINARY(-, Sub, Tile)
@@ -139,10 +151,12 @@ class Tile : public detail::Traced {
   }
   // The right operand is an At<Tile>, so the location recorded is the user's `a += b`, not a
   // line in this header.
-#define TESSERA_TILE_COMPOUND(op, kind)                                                           \
-  friend Tile& operator op(Tile& a, At<Tile> b) {                                                 \
-    a.set(detail::emit_binary(ir::OpKind::kind, a.get(b.loc), b.value.get(b.loc), b.loc), b.loc); \
-    return a;                                                                                     \
+#define TESSERA_TILE_COMPOUND(op, kind)                                   \
+  friend Tile& operator op(Tile& a, At<Tile> b) {                         \
+    const ir::ValueId lhs = a.get(b.loc);                                 \
+    const ir::ValueId rhs = b.value.get(b.loc);                           \
+    a.set(detail::emit_binary(ir::OpKind::kind, lhs, rhs, b.loc), b.loc); \
+    return a;                                                             \
   }
   TESSERA_TILE_COMPOUND(+=, Add)
   TESSERA_TILE_COMPOUND(-=, Sub)
@@ -190,7 +204,8 @@ TESSERA_TILE_UNARY(abs, Abs)
 template <Element T>
 Tile<T> maximum(const Tile<T>& a, const Tile<T>& b,
                 std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_binary(ir::OpKind::Max, a.value(l), b.value(l), l));
+  const ir::ValueId av = a.value(l), bv = b.value(l);  // in operand order
+  return Tile<T>(detail::emit_binary(ir::OpKind::Max, av, bv, l));
 }
 template <Element T>
 Tile<T> maximum(const Tile<T>& a, std::type_identity_t<T> b,
@@ -200,7 +215,8 @@ Tile<T> maximum(const Tile<T>& a, std::type_identity_t<T> b,
 template <Element T>
 Tile<T> minimum(const Tile<T>& a, const Tile<T>& b,
                 std::source_location l = std::source_location::current()) {
-  return Tile<T>(detail::emit_binary(ir::OpKind::Min, a.value(l), b.value(l), l));
+  const ir::ValueId av = a.value(l), bv = b.value(l);  // in operand order
+  return Tile<T>(detail::emit_binary(ir::OpKind::Min, av, bv, l));
 }
 template <Element T>
 Tile<T> minimum(const Tile<T>& a, std::type_identity_t<T> b,

@@ -45,7 +45,10 @@ class Traced {
 
 // Adds an op with one result (or none) to the current trace. Throws KernelError, at `loc`,
 // when the op breaks a typing rule, or when no kernel is being traced.
-ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, ir::Attrs attrs,
+// `attrs` is taken by reference, so the DSL's inline functions (compiled in users' kernels) never
+// copy an Attrs: g++ 13 at -O3 reports the inlined copy of its one-element Shape as out of bounds
+// (-Warray-bounds, a false positive inside std::vector); the copy is made here, in the library.
+ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, const ir::Attrs& attrs,
                  SourceLoc loc);
 // Elementwise binary op with numpy-style broadcasting of the two operands.
 ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc loc);

@@ -1,5 +1,9 @@
-// expect-error: use of deleted function 'tessera::Partition<T, R>::Partition(const tessera::Partition<T, R>&)
-// A copy of a partition would be a second handle that writes the same tiles (GCC's wording).
+// expect-error: deleted
+// expect-error: Partition<
+// A copy of a partition would be a second handle that writes the same tiles. The copy constructor
+// is deleted (so std::is_copy_constructible says no, which tuples and futures rely on), and every
+// compiler names it: "use of deleted function 'tessera::Partition<T, R>::Partition(const
+// ...)" (GCC), "call to deleted constructor of 'Partition<float, 1>'" (clang).
 #include <tessera/tessera.hpp>
 
 using namespace tessera;

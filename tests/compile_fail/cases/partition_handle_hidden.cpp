@@ -1,4 +1,4 @@
-// expect-error: has no member named 'handle'
+// expect-error: no member named 'handle'
 // A partition hands out no handle to its storage, so no second owner can reach the tiles that
 // kernels write; the twin asks only for the storage's identity.
 #include <tessera/tessera.hpp>
