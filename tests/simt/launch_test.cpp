@@ -105,7 +105,8 @@ TEST_F(SimtLaunch, LaunchBindsTensorsToSpansAndRunsTheConfiguredShape) {
   const auto& sy = detail::PackGet<2>::get(pack);
   EXPECT_EQ(sout.size(), 1000);
   EXPECT_EQ(sx.size(), 1000);
-  const Index1D i = detail::mint_unchecked<Index1D>(thread(7));
+  const detail::SimulatedThread simulated(thread(7));
+  const Index1D i = detail::SimulatedThread::witness<Index1D>();
   if (auto s = sout.at(i)) *s = sx[i] + sy[i];
   EXPECT_EQ(o[7], 3.5f);
 

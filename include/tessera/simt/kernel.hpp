@@ -148,24 +148,24 @@ constexpr int launch_bound() {
 }
 
 #if defined(__CUDACC__)
-template <class K, class... P, unsigned... I>
-__device__ TESSERA_SIMT_INLINE void enter(const ArgPack<P...>& pack, IndexSeq<I...>) {
+template <class K, class Pack>
+__device__ TESSERA_SIMT_INLINE void Entry::run(const Pack& pack) {
+  call<K>(pack, MakeIndexSeq<KernelSignature<K>::Params::kSize>{});
+}
+
+template <class K, class Pack, unsigned... I>
+__device__ TESSERA_SIMT_INLINE void Entry::call(const Pack& pack, IndexSeq<I...>) {
   using Traits = KernelSignature<K>;
   if constexpr (Traits::kHasWitness) {
     using W = typename Traits::Witness;
-    const HardwareIds ids = HardwareIds::current();
-    // Under a launch shape that would repeat a witness, the body gets one that owns nothing, and
-    // the kernel stops after it: loudly, and without a write.
-    const bool fit = fits<W>(ids.grid_dim, ids.block_dim);
-    K::body(Mint::make<W>(ids, fit), PackGet<I>::get(pack)...);
-    if (!fit) trap();
+    // The body's witness is a token: each access derives the thread's element from the registers
+    // and owns nothing under a launch shape that would repeat one. Such a launch stops after the
+    // body: loudly, and without a write.
+    K::body(mint<W>(), PackGet<I>::get(pack)...);
+    if (!fits<W>(HardwareIds::current())) trap();
   } else {
     K::body(PackGet<I>::get(pack)...);
   }
-}
-template <class K>
-__device__ TESSERA_SIMT_INLINE void enter(const PackOf<K>& pack) {
-  enter<K>(pack, MakeIndexSeq<KernelSignature<K>::Params::kSize>{});
 }
 #endif
 
@@ -202,7 +202,7 @@ struct KernelBase : ContractVocabulary {};
 #define TESSERA_SIMT_DEFINE(name, ...)                                                        \
   extern "C" __global__ void __launch_bounds__(::tessera::simt::detail::launch_bound<name>()) \
       tessera_simt_##name(const ::tessera::simt::detail::PackOf<name> pack) {                 \
-    ::tessera::simt::detail::enter<name>(pack);                                               \
+    ::tessera::simt::detail::Entry::run<name>(pack);                                          \
   }                                                                                           \
   __device__ void name::body(__VA_ARGS__)
 #else

@@ -94,8 +94,9 @@ concept Converts = requires(A a) {
   P{a};
 };
 
-// Binds host argument `a` to parameter type P at body position `pos`.
-template <class P, class A>
+// Binds host argument `a` to parameter type P at body position `pos`, for a kernel whose witness
+// is W (void: none).
+template <class W, class P, class A>
 P bind(const LaunchTarget& t, int pos, A&& a, ArgFacts& facts, ArgRange& range) {
   using D = std::remove_cvref_t<A>;
   constexpr bool mutable_lvalue =
@@ -121,11 +122,11 @@ P bind(const LaunchTarget& t, int pos, A&& a, ArgFacts& facts, ArgRange& range) 
       bind_tensor(t, pos, h, span_rank<P>, is_output_span<P>, facts, range);
       T* data = static_cast<T*>(h.data());
       if constexpr (is_same<P, DisjointSpan<T>>)
-        return SpanAccess::output(data, facts.size);
+        return SpanAccess::output<W>(data, facts.size);
       else if constexpr (is_same<P, Span<const T>>)
         return SpanAccess::input<T>(data, facts.size);
       else if constexpr (is_same<P, DisjointSpan2D<T>>)
-        return SpanAccess::output2d(data, facts.rows, facts.cols, h.strides()[0]);
+        return SpanAccess::output2d<W>(data, facts.rows, facts.cols, h.strides()[0]);
       else
         return SpanAccess::input2d<T>(data, facts.rows, facts.cols, h.strides()[0]);
     }
@@ -162,7 +163,7 @@ void bind_all(const LaunchTarget& t, PackOf<K>& pack, ArgFacts* facts, ArgRange*
               IndexSeq<I...>, A&&... args) {
   using Sig = KernelSignature<K>;
   constexpr int offset = Sig::kHasWitness ? 1 : 0;
-  ((PackGet<I>::get(pack) = bind<TypeAt<I, typename Sig::Params>>(
+  ((PackGet<I>::get(pack) = bind<typename Sig::Witness, TypeAt<I, typename Sig::Params>>(
         t, static_cast<int>(I) + offset, std::forward<A>(args), facts[I + offset], ranges[I])),
    ...);
 }
