@@ -198,8 +198,12 @@ struct KernelBase : ContractVocabulary {};
     static_assert(::tessera::simt::detail::UncheckedSignature<decltype(body)>::checked()); \
   }
 
+// Under nvcc and NVRTC, TESSERA_SIMT_DEFINE writes the entry and exports the kernel's signature
+// record (signature.hpp), which the module checks against the host's declaration at load.
 #if defined(__CUDACC__)
 #define TESSERA_SIMT_DEFINE(name, ...)                                                        \
+  extern "C" __constant__ const ::tessera::simt::detail::SignatureRecord                      \
+      tessera_simt_signature_##name = ::tessera::simt::detail::signature_of<name>();          \
   extern "C" __global__ void __launch_bounds__(::tessera::simt::detail::launch_bound<name>()) \
       tessera_simt_##name(const ::tessera::simt::detail::PackOf<name> pack) {                 \
     ::tessera::simt::detail::Entry::run<name>(pack);                                          \
