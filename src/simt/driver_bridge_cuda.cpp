@@ -127,8 +127,8 @@ class CudaDriverBridge final : public DriverBridge {
     ctx.make_current();
     CUdeviceptr address = 0;
     size_t bytes = 0;
-    const CUresult r = cuda::driver().cuModuleGetGlobal(&address, &bytes,
-                                                        static_cast<CUmodule>(module), name.c_str());
+    const CUresult r = cuda::driver().cuModuleGetGlobal(
+        &address, &bytes, static_cast<CUmodule>(module), name.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) return std::nullopt;
     cuda::check(r, "cuModuleGetGlobal", name);
     std::vector<unsigned char> out(bytes);

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/error.hpp"
@@ -72,8 +73,8 @@ class ModuleState {
     info.limits = bridge.function_limits(ordinal, found);
     info.image = found_in->name;
     info.ahead_of_time = found_in->ahead_of_time;
-    info.signature =
-        bridge.read_global(ordinal, found_in->loaded, "tessera_simt_signature_" + std::string(kernel));
+    info.signature = bridge.read_global(ordinal, found_in->loaded,
+                                        "tessera_simt_signature_" + std::string(kernel));
     return functions_.emplace(std::string(kernel), info).first->second;
   }
 
@@ -136,37 +137,37 @@ std::string nvrtc_translation_unit(std::string_view declarations, std::string_vi
 
 namespace {
 
+// The element types of signature.hpp's type_code, by their letter.
 std::string type_name(unsigned char code) {
-  switch (code) {
-    case 'b': return "bool";
-    case 'c': return "char";
-    case 'a': return "signed char";
-    case 's': return "short";
-    case 'i': return "int";
-    case 'l': return "long";
-    case 'x': return "long long";
-    case 'h': return "unsigned char";
-    case 't': return "unsigned short";
-    case 'j': return "unsigned int";
-    case 'm': return "unsigned long";
-    case 'y': return "unsigned long long";
-    case 'f': return "float";
-    case 'd': return "double";
-    default: return "an unknown type";
-  }
+  static constexpr std::pair<char, const char*> kNames[] = {
+      {'b', "bool"},         {'c', "char"},          {'a', "signed char"},
+      {'s', "short"},        {'i', "int"},           {'l', "long"},
+      {'x', "long long"},    {'h', "unsigned char"}, {'t', "unsigned short"},
+      {'j', "unsigned int"}, {'m', "unsigned long"}, {'y', "unsigned long long"},
+      {'f', "float"},        {'d', "double"}};
+  for (const auto& [letter, name] : kNames)
+    if (static_cast<unsigned char>(letter) == code) return name;
+  return "an unknown type";
 }
 
 // A parameter in words: "an output DisjointSpan<float>".
 std::string describe(const ParamCode& p) {
   const std::string t = type_name(p.type);
   switch (p.kind) {
-    case 'W': return "the thread-index witness";
-    case 'O': return (p.rank == 2 ? "an output DisjointSpan2D<" : "an output DisjointSpan<") + t + ">";
-    case 'I': return (p.rank == 2 ? "an input Span2D<const " : "an input Span<const ") + t + ">";
-    case 'S': return "a scalar " + t;
-    case 'P': return "a mutable pointer " + t + "*";
-    case 'C': return "a pointer const " + t + "*";
-    default: return "an unknown parameter kind";
+    case 'W':
+      return "the thread-index witness";
+    case 'O':
+      return (p.rank == 2 ? "an output DisjointSpan2D<" : "an output DisjointSpan<") + t + ">";
+    case 'I':
+      return (p.rank == 2 ? "an input Span2D<const " : "an input Span<const ") + t + ">";
+    case 'S':
+      return "a scalar " + t;
+    case 'P':
+      return "a mutable pointer " + t + "*";
+    case 'C':
+      return "a pointer const " + t + "*";
+    default:
+      return "an unknown parameter kind";
   }
 }
 
@@ -178,9 +179,9 @@ bool same(const ParamCode& a, const ParamCode& b) {
 
 void check_signature(std::string_view kernel, std::string_view params, const SignatureRecord& host,
                      const FunctionInfo& found) {
-  const std::string stale = tessera::detail::cat(
-      "; rebuild ", found.image, " against the current declaration of '", kernel,
-      "' (its .cu was compiled against an older one).");
+  const std::string stale =
+      tessera::detail::cat("; rebuild ", found.image, " against the current declaration of '",
+                           kernel, "' (its .cu was compiled against an older one).");
   if (!found.signature) {
     if (!found.ahead_of_time) return;  // NVRTC compiled it from the host's own declaration
     fail<UsageError>("kernel '", kernel, "' in ", found.image,

@@ -160,8 +160,8 @@ TEST_P(SimtGpu, PrepareChecksTheLiveDeviceLimits) {
   auto x = zeros<float>({4096}, kGpu);
   RawLaunchConfig raw;
   raw.block[0] = 2048;
-  const std::string threads =
-      error_of<LaunchError>([&] { (void)launch_unchecked<t_add>(module(), raw, std::move(out), x, x); });
+  const std::string threads = error_of<LaunchError>(
+      [&] { (void)launch_unchecked<t_add>(module(), raw, std::move(out), x, x); });
   EXPECT_NE(threads.find("block extent along x is 2048, more than the 1024"), std::string::npos)
       << threads;
 }

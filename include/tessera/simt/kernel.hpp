@@ -20,8 +20,10 @@
 //
 // TESSERA_SIMT_DEFINE writes the extern "C" entry `tessera_simt_<name>`: it takes every argument
 // but the witness in one struct (ArgPack, laid out the same by the host compiler and the device
-// compiler), mints the witness from the hardware registers and calls the body; under a launch
-// shape that would repeat a witness, the witness owns nothing and the kernel stops after the body.
+// compiler), mints the witness token and calls the body (the token holds nothing: each use derives
+// the thread's element from the hardware registers); under a launch shape that would repeat an
+// element, no thread owns one and the kernel stops after the body. It also exports the kernel's
+// signature record (signature.hpp), which the module checks against the host's declaration.
 // Compiled by the host compiler (as the compile-fail tests do), it defines the body only, as an
 // ordinary function, so the body is type-checked.
 //

@@ -64,7 +64,6 @@ struct LaunchTarget {
   Geometry geometry;
 };
 
-
 // Checks a tensor bound to a span or pointer parameter (alive, the only handle to its storage when
 // it is written, contiguous rows, rank for 2-D spans) and returns its facts and range.
 // `span_rank` 0 is a pointer parameter.
@@ -109,15 +108,16 @@ concept Converts = requires(A a) {
 
 // Whether parameter P is written through: outputs and mutable pointers.
 template <class P>
-inline constexpr bool writes = is_output_span<P> || (std::is_pointer_v<P> &&
-                                                    !std::is_const_v<std::remove_pointer_t<P>>);
+inline constexpr bool writes = is_output_span<P> ||
+                               (std::is_pointer_v<P> && !std::is_const_v<std::remove_pointer_t<P>>);
 
 // The compile-time rules for host argument type A (as forwarded) and parameter P; each failure
 // says what to pass instead. Returns whether A fits, so that the launch stops there.
 template <class P, class A>
 constexpr bool check_argument() {
   using D = std::remove_cvref_t<A>;
-  constexpr bool moved = !std::is_lvalue_reference_v<A> && !std::is_const_v<std::remove_reference_t<A>>;
+  constexpr bool moved =
+      !std::is_lvalue_reference_v<A> && !std::is_const_v<std::remove_reference_t<A>>;
   if constexpr (is_output_span<P> || is_input_span<P>) {
     if constexpr (!TensorArg<D>::value) {
       static_assert(always_false<A>,
@@ -153,6 +153,11 @@ constexpr bool check_argument() {
     if constexpr (TensorArg<D>::value) {
       if constexpr (!std::is_same_v<typename TensorArg<D>::element, std::remove_const_t<T>>) {
         static_assert(always_false<A>, "the tensor's element type is not the pointer's");
+        return false;
+      } else if constexpr (std::is_const_v<T> && TensorArg<D>::partition) {
+        static_assert(always_false<A>,
+                      "this argument is for a const pointer (an input), but a partition is an "
+                      "output; unpartition() it first to read it");
         return false;
       } else if constexpr (!std::is_const_v<T> && !moved) {
         static_assert(always_false<A>,
@@ -211,9 +216,12 @@ P bind(const LaunchTarget& t, int pos, const std::remove_cvref_t<A>& a, ArgFacts
 template <class P, class A>
 auto keep(A&& a) {
   using D = std::remove_cvref_t<A>;
-  if constexpr (TensorArg<D>::value) return D(std::forward<A>(a));
-  else if constexpr (std::is_pointer_v<P>) return static_cast<P>(a);
-  else return P{a};
+  if constexpr (TensorArg<D>::value)
+    return D(std::forward<A>(a));
+  else if constexpr (std::is_pointer_v<P>)
+    return static_cast<P>(a);
+  else
+    return P{a};
 }
 
 // Binds every argument into the pack, their facts and their ranges, and checks the ranges.
@@ -240,7 +248,8 @@ constexpr bool check_arguments() {
   if constexpr (sizeof...(A) == Sig::Params::kSize) {
     return []<unsigned... I>(IndexSeq<I...>) {
       return (check_argument<TypeAt<I, typename Sig::Params>, A>() && ... && true);
-    }(MakeIndexSeq<sizeof...(A)>{});
+    }
+    (MakeIndexSeq<sizeof...(A)>{});
   } else {
     return false;
   }
@@ -358,7 +367,8 @@ PreparedLaunch<K> prepare(const Module& module, const LaunchConfig<R>& config) {
                   "prepare<K>(config): the config's rank is not the rank of K's contract; a "
                   "kernel whose contract is contract<1>() launches with a LaunchConfig<1>, one "
                   "whose contract is contract<2>() with a LaunchConfig<2>");
-    detail::LaunchTarget t = detail::resolve(module, K::kName, K::kParams, detail::signature_of<K>());
+    detail::LaunchTarget t =
+        detail::resolve(module, K::kName, K::kParams, detail::signature_of<K>());
     for (int a = 0; a < R; ++a) {
       t.geometry.grid[a] = config.grid[a];
       t.geometry.block[a] = config.block[a];
@@ -376,7 +386,8 @@ PreparedLaunch<K> prepare(const Module& module, const LaunchConfig<R>& config) {
 template <class K, class... A>
 auto launch_unchecked(const Module& module, const RawLaunchConfig& config, A&&... args) {
   if constexpr (detail::check_arguments<K, A...>()) {
-    detail::LaunchTarget t = detail::resolve(module, K::kName, K::kParams, detail::signature_of<K>());
+    detail::LaunchTarget t =
+        detail::resolve(module, K::kName, K::kParams, detail::signature_of<K>());
     for (int a = 0; a < 3; ++a) {
       t.geometry.grid[a] = config.grid[a];
       t.geometry.block[a] = config.block[a];

@@ -38,8 +38,8 @@ bool register_embedded_image(const char* name, const unsigned char* data, size_t
 struct FunctionInfo {
   void* function = nullptr;
   FunctionLimits limits;
-  std::string image;                                  // the image it was found in, for messages
-  bool ahead_of_time = false;                         // from an embedded (nvcc) image
+  std::string image;                                    // the image it was found in, for messages
+  bool ahead_of_time = false;                           // from an embedded (nvcc) image
   std::optional<std::vector<unsigned char>> signature;  // its tessera_simt_signature_<kernel>
 };
 

@@ -148,8 +148,8 @@ struct ParamCode {
 
 struct SignatureRecord {
   unsigned version = kSignatureVersion;
-  unsigned count = 0;                 // parameters, witness included
-  unsigned long long witness = 0;     // witness_kind of the witness (0: none)
+  unsigned count = 0;              // parameters, witness included
+  unsigned long long witness = 0;  // witness_kind of the witness (0: none)
   ParamCode params[kSignatureMaxParams] = {};
 };
 

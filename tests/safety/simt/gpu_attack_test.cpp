@@ -29,8 +29,8 @@ class SimtGpuAttack : public ::testing::Test {
 // Every element holds the index of the thread it belongs to, and nothing else was written.
 void expect_own_elements(const std::vector<int64_t>& got) {
   for (size_t j = 0; j < got.size(); ++j)
-    ASSERT_EQ(got[j], static_cast<int64_t>(j)) << "element " << j << " was written by thread "
-                                               << got[j];
+    ASSERT_EQ(got[j], static_cast<int64_t>(j))
+        << "element " << j << " was written by thread " << got[j];
 }
 
 TEST_F(SimtGpuAttack, AWitnessPassedThroughSharedMemoryWritesTheReceiversElement) {
@@ -43,8 +43,8 @@ TEST_F(SimtGpuAttack, AWitnessPassedThroughSharedMemoryWritesTheReceiversElement
 
 TEST_F(SimtGpuAttack, ASlotPassedThroughSharedMemoryWritesTheReceiversElement) {
   const int64_t n = 1000;
-  const auto k = prepare<safety_attack::shared_slot>(Module::embedded(gpu),
-                                                     cover(n, safety_attack::kBlock));
+  const auto k =
+      prepare<safety_attack::shared_slot>(Module::embedded(gpu), cover(n, safety_attack::kBlock));
   auto [out] = k(full<int64_t>({n}, -1, gpu)).sync();
   expect_own_elements(out.to_vector());
 }

@@ -16,7 +16,9 @@
 
 namespace safety_kernels {
 using namespace tessera::tile;
-TESSERA_KERNEL(twice, Out<float> z, In<float> x) { z.store(load_like(x, z) * 2.0f); };
+TESSERA_KERNEL(twice, Out<float> z, In<float> x) {
+  z.store(load_like(x, z) * 2.0f);
+};
 }  // namespace safety_kernels
 
 namespace tessera::simt {
@@ -46,7 +48,9 @@ class SimtOwnership : public ::testing::Test {
     fake.device.cc = {9, 0};
     fake.asynchronous = true;  // launches stay pending until waited for
   }
-  Module module() { return Module::nvrtc<SIMT_TEST_KERNELS>(kTestKernelsSource, "test_kernels.cuh"); }
+  Module module() {
+    return Module::nvrtc<SIMT_TEST_KERNELS>(kTestKernelsSource, "test_kernels.cuh");
+  }
 
   FakeDriver fake;
   detail::ScopedDriverBridge installed{fake};
@@ -112,13 +116,12 @@ TEST_F(SimtOwnership, APendingTileLaunchsInputCannotBecomeASimtOutput) {
   // What a pending tile launch holds of an In argument: a handle, in its Future (the CPU backend
   // finishes at once, but the Future keeps its arguments until it is synced or dropped).
   auto read = ones<float>({64}, Device::cpu());
-  auto tile = safety_kernels::twice(zeros<float>({64}, Device::cpu()).partition({16}), read)
-                  .async();
+  auto tile =
+      safety_kernels::twice(zeros<float>({64}, Device::cpu()).partition({16}), read).async();
   const auto add = prepare<t_add>(module(), cover(64, 64));
   auto xs = on_gpu(x, {64});
   auto ys = on_gpu(y, {64});
-  const std::string e =
-      error_of<OwnershipError>([&] { (void)add(std::move(read), xs, ys); });
+  const std::string e = error_of<OwnershipError>([&] { (void)add(std::move(read), xs, ys); });
   EXPECT_NE(e.find("output 'out' needs the only handle to its tensor's storage, but 2 handles "
                    "share it"),
             std::string::npos)
@@ -154,9 +157,9 @@ TEST_F(SimtOwnership, TheFutureKeepsItsInputsAliveAndReportsItsOwnLaunchsError) 
     auto fine = add(on_gpu(o2, {64}), on_gpu(x2, {64}), ys).async();
     EXPECT_EQ(ys.handle().use_count(), 3);
     EXPECT_NO_THROW((void)std::move(fine).sync());
-    EXPECT_NE(error_of<BackendError>([&] { (void)std::move(failing).sync(); })
-                  .find("the kernel trapped"),
-              std::string::npos);
+    EXPECT_NE(
+        error_of<BackendError>([&] { (void)std::move(failing).sync(); }).find("the kernel trapped"),
+        std::string::npos);
   }
   // Both futures gone (the failed one let go when it was destroyed): ys is the only handle.
   EXPECT_EQ(ys.handle().use_count(), 1);

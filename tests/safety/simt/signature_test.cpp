@@ -38,8 +38,7 @@ TESSERA_SIMT_KERNEL(t_add, Index1D i, DisjointSpan<float> out, Span<const float>
 }  // namespace stale_arity
 namespace stale_witness {
 using namespace tessera::simt;
-TESSERA_SIMT_KERNEL(t_tile, const TileIndex2D<32, 32, 2, 2>& t, DisjointSpan2D<int> out,
-                    int base) {
+TESSERA_SIMT_KERNEL(t_tile, const TileIndex2D<32, 32, 2, 2>& t, DisjointSpan2D<int> out, int base) {
   return contract<2>();
 };
 }  // namespace stale_witness
@@ -133,8 +132,9 @@ TEST_F(SimtSignature, AParameterCountThatChangedIsNamed) {
 
 TEST_F(SimtSignature, AWitnessOfAnotherMicroTileIsNamed) {
   plant<stale_witness::t_tile>();
-  const std::string e = error_of<UsageError>(
-      [&] { (void)prepare<t_tile>(module(), LaunchConfig<2>{{{1, 1}}, {{8, 8}}}); });
+  const std::string e = error_of<UsageError>([&] {
+    (void)prepare<t_tile>(module(), LaunchConfig<2>{{{1, 1}}, {{8, 8}}});
+  });
   EXPECT_NE(e.find("kernel 't_tile': its witness 't' was compiled in add.cu with another index "
                    "space"),
             std::string::npos)
@@ -159,8 +159,7 @@ TEST(SimtSignatureRecord, AnImageBuiltAheadOfTimeWithoutARecordIsRefused) {
   const std::string e = error_of<UsageError>([&] {
     detail::check_signature("t_add", t_add::kParams, detail::signature_of<t_add>(), aot);
   });
-  EXPECT_NE(e.find("kernel 't_add' in old.cu carries no signature record"), std::string::npos)
-      << e;
+  EXPECT_NE(e.find("kernel 't_add' in old.cu carries no signature record"), std::string::npos) << e;
   // The twin: NVRTC compiled its source with the host's own declaration in front of it.
   detail::FunctionInfo nvrtc = aot;
   nvrtc.ahead_of_time = false;

@@ -1,4 +1,4 @@
-// expect-error: an output (DisjointSpan<T>, DisjointSpan2D<T>) is written by the launch, which owns it until the GPU is done
+// expect-error: is written by the launch, which owns it until the GPU is done
 // Class 7: passing an output tensor by reference, keeping a handle the host (or another launch)
 // could use while the kernel writes it. The launch takes it, as a tile launch takes a partition.
 #include <tessera/simt/launch.hpp>
