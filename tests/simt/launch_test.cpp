@@ -42,9 +42,7 @@ detail::PackOf<K> pack_of(const FakeDriver::Launch& l) {
   detail::PackOf<K> pack;
   EXPECT_EQ(l.args.size(), sizeof pack);
   // (The bytes the driver would copy into the kernel's parameter, as the device receives them.)
-  std::memcpy(static_cast<void*>(&pack),
-              l.args.data(),  // NOLINT(bugprone-undefined-memory-manipulation)
-              sizeof pack);
+  std::memcpy(static_cast<void*>(&pack), l.args.data(), sizeof pack);
   return pack;
 }
 

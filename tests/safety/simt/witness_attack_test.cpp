@@ -47,14 +47,14 @@ TEST(WitnessAttack, AWitnessCopiedThroughSharedMemoryNamesOnlyTheCopiersElement)
   {
     const SimulatedThread t3(thread(3));
     const Index1D w = token<Index1D>();
-    std::memcpy(shared, std::addressof(w),
-                sizeof w);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+    // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+    std::memcpy(shared, std::addressof(w), sizeof w);
   }
   {
     const SimulatedThread t9(thread(9));
     Forged<Index1D> forged;
-    std::memcpy(forged.bytes, shared,
-                sizeof shared);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+    // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+    std::memcpy(forged.bytes, shared, sizeof shared);
     EXPECT_EQ(forged.get().value(), 9);
     if (auto o = out.at(forged.get())) *o = 1.0f;
   }
@@ -101,14 +101,14 @@ TEST(WitnessAttack, ASlotCopiedFromAnotherThreadWritesOnlyTheCopiersElement) {
   {
     const SimulatedThread t3(thread(3));
     const auto slot = out.at(token<Index1D>());
-    std::memcpy(shared, std::addressof(slot),
-                sizeof slot);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+    // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+    std::memcpy(shared, std::addressof(slot), sizeof slot);
   }
   {
     const SimulatedThread t9(thread(9));
     Forged<S> forged;
-    std::memcpy(forged.bytes, shared,
-                sizeof shared);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+    // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+    std::memcpy(forged.bytes, shared, sizeof shared);
     ASSERT_TRUE(forged.get());
     *forged.get() = 2.0f;
     forged.get().store(forged.get().load() + 1.0f);
@@ -126,13 +126,13 @@ TEST(WitnessAttack, AWarpSlotCopiedToAnotherLaneWritesNothing) {
     const SimulatedThread lane0(thread(32));  // lane 0 of warp 1: owns element 1
     const auto slot = out.at(token<WarpIndex1D>());
     ASSERT_TRUE(slot);
-    std::memcpy(shared, std::addressof(slot),
-                sizeof slot);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+    // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+    std::memcpy(shared, std::addressof(slot), sizeof slot);
   }
   const SimulatedThread lane5(thread(37));  // lane 5 of warp 1: owns nothing
   Forged<S> forged;
-  std::memcpy(forged.bytes, shared,
-              sizeof shared);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+  // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+  std::memcpy(forged.bytes, shared, sizeof shared);
   EXPECT_FALSE(forged.get());
   EXPECT_DEATH(forged.get().store(1.0f), "");
   EXPECT_EQ(data, std::vector<float>(4, 0.0f));
@@ -152,11 +152,11 @@ TEST(WitnessAttackDeathTest, ATileSlotWhosePositionWasOverwrittenStopsTheKernel)
   *slot = 5;
   EXPECT_EQ(data[1 * 4 + 1], 5);
   Forged<S> forged;
-  std::memcpy(forged.bytes, std::addressof(slot),
-              sizeof slot);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
-  const int far_row = 2;     // thread (0, 1)'s micro-tile
-  std::memcpy(forged.bytes + sizeof(DisjointSpan2D<int>), &far_row,
-              sizeof far_row);  // NOLINT(bugprone-undefined-memory-manipulation): the attack
+  // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+  std::memcpy(forged.bytes, std::addressof(slot), sizeof slot);
+  const int far_row = 2;  // thread (0, 1)'s micro-tile
+  // NOLINTNEXTLINE(bugprone-undefined-memory-manipulation): the attack
+  std::memcpy(forged.bytes + sizeof(DisjointSpan2D<int>), &far_row, sizeof far_row);
   EXPECT_FALSE(forged.get());
   EXPECT_DEATH(forged.get().store(9), "");
   EXPECT_EQ(data[2 * 4 + 1], 0);
