@@ -6,7 +6,8 @@
 //
 // Timing: back-to-back launches (the GPU never waits for the host), in rounds of `per_round`
 // launches; the variants take turns round by round, so drift in clocks affects them alike; each
-// row is the median over rounds.
+// row is the median over rounds. Both paths' launches own their outputs until they are done, so
+// every variant runs through a LaunchRing of four outputs, the same way.
 //
 //   simt_vs_tile [rounds=9]
 #include <algorithm>
@@ -80,24 +81,24 @@ struct Variant {
   std::vector<double> seconds;  // per launch, one entry per round
 };
 
-// A SIMT launch queued `k` times, then the device waited for.
-std::function<void(int)> simt_rounds(Device gpu, std::function<void()> enqueue) {
-  return [gpu, enqueue = std::move(enqueue)](int k) {
-    for (int i = 0; i < k; ++i) enqueue();
-    runtime::gpu_synchronize(gpu);
-  };
-}
-
-// A tile launch, back to back through a LaunchRing of the outputs `outs`.
+// A launch (SIMT or tile), back to back through a LaunchRing of the outputs `outs`.
 template <class Launch, class Out>
-std::function<void(int)> tile_rounds(Launch launch, std::vector<Out> outs) {
+std::function<void(int)> ring_rounds(Launch launch, std::vector<Out> outs) {
   auto ring = std::make_shared<LaunchRing<Launch, Out>>(std::move(launch), std::move(outs));
   return [ring](int k) {
     for (int i = 0; i < k; ++i) ring->relaunch_oldest();
     // Every launch of the round finished: the next round (maybe another variant's) starts on an
-    // idle GPU, as a SIMT round does.
+    // idle GPU.
     runtime::gpu_synchronize(default_device());
   };
+}
+
+// `count` fresh outputs of `shape` on `gpu`, for a ring.
+template <class T, size_t N>
+auto fresh(Device gpu, const int64_t (&shape)[N], int count = 4) {
+  std::vector<Tensor<T, static_cast<int>(N)>> v;
+  for (int i = 0; i < count; ++i) v.push_back(zeros<T>(shape, gpu));
+  return v;
 }
 
 // Runs the variants in turns for `rounds` rounds of `per_round` launches (after one warm-up
@@ -153,7 +154,7 @@ int main(int argc, char** argv) {
     const auto xs = random_values(n, 1), ys = random_values(n, 2);
     auto x = from_host<float, 1>(xs, {n}, gpu);
     auto y = from_host<float, 1>(ys, {n}, gpu);
-    auto z = empty<float>({n}, gpu);
+    auto z = zeros<float>({n}, gpu);
     const auto checked = simt::prepare<simt_example::vecadd>(aot, simt::cover(n, 256));
     const auto get_or = simt::prepare<simt_bench::vecadd_get_or>(aot, simt::cover(n, 256));
     const auto inputs_unchecked =
@@ -170,33 +171,38 @@ int main(int argc, char** argv) {
     // Each result against the host's sum (the same float addition: exact).
     std::vector<double> want(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) want[i] = xs[i] + ys[i];
-    checked(z, x, y);
-    expect_close("simt vecadd (checked)", z.to_vector(), want, 0);
-    simt::launch_unchecked<simt_example::vecadd_raw>(aot, raw, z, x, y, n);
-    expect_close("simt vecadd (raw)", z.to_vector(), want, 0);
-    get_or(z, x, y);
-    expect_close("simt vecadd (get_or)", z.to_vector(), want, 0);
-    inputs_unchecked(z, x, y);
-    expect_close("simt vecadd (inputs unchecked)", z.to_vector(), want, 0);
-    predicated(z, x, y);
-    expect_close("simt vecadd (predicated)", z.to_vector(), want, 0);
-    faulting(z, x, y);
-    expect_close("simt vecadd (faulting)", z.to_vector(), want, 0);
+    // (Each variant's output is cleared first, so that none passes on another's result.)
+    auto check = [&](const char* what, auto launch) {
+      z = zeros<float>({n}, gpu);
+      z = std::get<0>(launch(std::move(z)).sync());
+      expect_close(what, z.to_vector(), want, 0);
+    };
+    auto with = [&](const auto& prepared) {
+      return [&prepared, &x, &y](Tensor<float, 1> out) { return prepared(std::move(out), x, y); };
+    };
+    auto raw_add = [&](Tensor<float, 1> out) {
+      return simt::launch_unchecked<simt_example::vecadd_raw>(aot, raw, std::move(out), x, y, n);
+    };
+    check("simt vecadd (checked)", with(checked));
+    check("simt vecadd (raw)", raw_add);
+    check("simt vecadd (get_or)", with(get_or));
+    check("simt vecadd (inputs unchecked)", with(inputs_unchecked));
+    check("simt vecadd (predicated)", with(predicated));
+    check("simt vecadd (faulting)", with(faulting));
     auto [t0, x0, y0] = tile_add(zeros<float>({n}, gpu).partition({8192})).sync();
     expect_close("tile add", std::move(t0).unpartition().to_vector(), want, 0);
 
     std::vector<Variant> v;
-    v.push_back({"simt vecadd f32 2^28, raw unchecked",
-                 simt_rounds(gpu, [&] { simt::enqueue_unchecked<simt_example::vecadd_raw>(aot, raw, z, x, y, n); }), {}});
-    v.push_back({"simt vecadd f32 2^28, checked", simt_rounds(gpu, [&] { checked.enqueue(z, x, y); }), {}});
-    v.push_back({"simt vecadd f32 2^28, inputs by get_or", simt_rounds(gpu, [&] { get_or.enqueue(z, x, y); }), {}});
+    v.push_back({"simt vecadd f32 2^28, raw unchecked", ring_rounds(raw_add, fresh<float>(gpu, {n})), {}});
+    v.push_back({"simt vecadd f32 2^28, checked", ring_rounds(with(checked), fresh<float>(gpu, {n})), {}});
+    v.push_back({"simt vecadd f32 2^28, inputs by get_or", ring_rounds(with(get_or), fresh<float>(gpu, {n})), {}});
     v.push_back({"simt vecadd f32 2^28, inputs unchecked",
-                 simt_rounds(gpu, [&] { inputs_unchecked.enqueue(z, x, y); }), {}});
+                 ring_rounds(with(inputs_unchecked), fresh<float>(gpu, {n})), {}});
     v.push_back({"simt vecadd f32 2^28, inputs by predicated loads",
-                 simt_rounds(gpu, [&] { predicated.enqueue(z, x, y); }), {}});
+                 ring_rounds(with(predicated), fresh<float>(gpu, {n})), {}});
     v.push_back({"simt vecadd f32 2^28, inputs by faulting loads",
-                 simt_rounds(gpu, [&] { faulting.enqueue(z, x, y); }), {}});
-    v.push_back({"tile add f32 2^28", tile_rounds(tile_add, std::move(outs)), {}});
+                 ring_rounds(with(faulting), fresh<float>(gpu, {n})), {}});
+    v.push_back({"tile add f32 2^28", ring_rounds(tile_add, std::move(outs)), {}});
     compare("vector add", std::move(v), rounds, 20, 3.0 * 4 * n, "GB/s");
   }
 
@@ -204,13 +210,14 @@ int main(int argc, char** argv) {
     const int64_t rows = 8192, cols = 8192;
     const auto ms = random_values(rows * cols, 3);
     auto m = from_host<float, 2>(ms, {rows, cols}, gpu);
-    auto out = empty<float>({rows}, gpu);
+    auto out = zeros<float>({rows}, gpu);
     const auto simt_sum = simt::prepare<simt_example::row_sum>(aot, simt::cover(rows * 32, 256));
     auto tile_sum = [&](Partition<float, 1> o) { return kernels::row_sum<4, 2048>(std::move(o), m); };
     std::vector<double> want(static_cast<size_t>(rows), 0.0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c) want[r] += ms[r * cols + c];
-    simt_sum(out, m);
+    auto simt_sum_into = [&](Tensor<float, 1> o) { return simt_sum(std::move(o), m); };
+    out = std::get<0>(simt_sum_into(std::move(out)).sync());
     expect_close("simt row_sum", out.to_vector(), want, 1e-4);
     auto [s0, m0] = tile_sum(zeros<float>({rows}, gpu).partition({4})).sync();
     expect_close("tile row_sum", std::move(s0).unpartition().to_vector(), want, 1e-4);
@@ -218,8 +225,8 @@ int main(int argc, char** argv) {
     std::vector<Partition<float, 1>> outs;
     for (int i = 0; i < 4; ++i) outs.push_back(zeros<float>({rows}, gpu).partition({4}));
     std::vector<Variant> v;
-    v.push_back({"simt row_sum f32 8192x8192 (warp shuffles)", simt_rounds(gpu, [&] { simt_sum.enqueue(out, m); }), {}});
-    v.push_back({"tile row_sum f32 8192x8192", tile_rounds(tile_sum, std::move(outs)), {}});
+    v.push_back({"simt row_sum f32 8192x8192 (warp shuffles)", ring_rounds(simt_sum_into, fresh<float>(gpu, {rows})), {}});
+    v.push_back({"tile row_sum f32 8192x8192", ring_rounds(tile_sum, std::move(outs)), {}});
     compare("row sum", std::move(v), rounds, 20, 4.0 * rows * cols, "GB/s");
   }
 
@@ -228,7 +235,7 @@ int main(int argc, char** argv) {
     const auto as = random_values(s * s, 4), bs = random_values(s * s, 5);
     auto a = from_host<float, 2>(as, {s, s}, gpu);
     auto b = from_host<float, 2>(bs, {s, s}, gpu);
-    auto c = empty<float>({s, s}, gpu);
+    auto c = zeros<float>({s, s}, gpu);
     using simt_example::GemmTile;
     const simt::LaunchConfig<2> grid{{{s / GemmTile::kBlockCols, s / GemmTile::kBlockRows}},
                                      {{GemmTile::kBlockX, GemmTile::kBlockY}}};
@@ -247,7 +254,8 @@ int main(int argc, char** argv) {
       }
       expect_close(what, g, w, 1e-3);
     };
-    simt_gemm(c, a, b);
+    auto simt_gemm_into = [&](Tensor<float, 2> o) { return simt_gemm(std::move(o), a, b); };
+    c = std::get<0>(simt_gemm_into(std::move(c)).sync());
     sample_check("simt gemm", c.to_vector());
     auto [c0, a0, b0] = tile_gemm(zeros<float>({s, s}, gpu).partition({64, 64})).sync();
     sample_check("tile gemm", std::move(c0).unpartition().to_vector());
@@ -255,8 +263,8 @@ int main(int argc, char** argv) {
     std::vector<Partition<float, 2>> outs;
     for (int i = 0; i < 4; ++i) outs.push_back(zeros<float>({s, s}, gpu).partition({64, 64}));
     std::vector<Variant> v;
-    v.push_back({"simt gemm f32 4096^3 (64x64 tiles, 4x4/thread)", simt_rounds(gpu, [&] { simt_gemm.enqueue(c, a, b); }), {}});
-    v.push_back({"tile gemm f32 4096^3 (64x64x16)", tile_rounds(tile_gemm, std::move(outs)), {}});
+    v.push_back({"simt gemm f32 4096^3 (64x64 tiles, 4x4/thread)", ring_rounds(simt_gemm_into, fresh<float>(gpu, {s, s}, 2)), {}});
+    v.push_back({"tile gemm f32 4096^3 (64x64x16)", ring_rounds(tile_gemm, std::move(outs)), {}});
     compare("gemm", std::move(v), std::max(3, rounds / 3), 3, 2.0 * s * s * s, "GFLOP/s");
   }
   return failures == 0 ? 0 : 1;

@@ -62,7 +62,7 @@ int main() {
       auto a = from_host<float, 2>(as, {m, k}, gpu);
       auto b = from_host<float, 2>(bs, {k, n}, gpu);
       auto c = empty<float>({m, n}, gpu);
-      prepare<gemm>(module, tiles(m, n))(c, a, b);
+      c = std::get<0>(prepare<gemm>(module, tiles(m, n))(std::move(c), a, b).sync());
       const std::vector<float> cs = c.to_vector();
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col)
@@ -80,7 +80,7 @@ int main() {
     auto b = from_host<float, 2>(bs, {s, s}, gpu);
     auto c = empty<float>({s, s}, gpu);
     const auto run = prepare<gemm>(module, tiles(s, s));
-    const double t = simt_example::seconds_per_launch(gpu, 5, 4, [&] { run.enqueue(c, a, b); });
+    c = std::get<0>(run(std::move(c), a, b).sync());
     const std::vector<float> cs = c.to_vector();
     for (int64_t i = 0; i < 256; ++i) {
       const int64_t r = (i * 2654435761u) % s, col = (i * 40503u + 17) % s;
@@ -90,6 +90,10 @@ int main() {
         return 1;
       }
     }
+    std::vector<Tensor<float, 2>> outs;
+    for (int i = 0; i < 2; ++i) outs.push_back(empty<float>({s, s}, gpu));
+    const double t = simt_example::seconds_per_launch(
+        5, 4, [&](Tensor<float, 2> o) { return run(std::move(o), a, b); }, std::move(outs));
     std::printf(
         "simt_gemm: 333x250x517 exact check and 4096^3 sampled check on %s (%s): ok, "
         "f32 4096^3 %.2f TFLOP/s (%.2f ms)\n",

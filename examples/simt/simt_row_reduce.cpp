@@ -27,7 +27,7 @@ int main() {
     auto out = empty<float>({rows}, gpu);
 
     const auto reduce = prepare<row_sum>(Module::embedded(gpu), cover(rows * 32, 256));
-    reduce(out, m);
+    out = std::get<0>(reduce(std::move(out), m).sync());
     const std::vector<float> got = out.to_vector();
     for (int64_t r = 0; r < rows; ++r) {
       double want = 0;
@@ -38,7 +38,10 @@ int main() {
         return 1;
       }
     }
-    const double t = simt_example::seconds_per_launch(gpu, 10, 20, [&] { reduce.enqueue(out, m); });
+    std::vector<Tensor<float, 1>> outs;
+    for (int i = 0; i < 3; ++i) outs.push_back(empty<float>({rows}, gpu));
+    const double t = simt_example::seconds_per_launch(
+        10, 20, [&](Tensor<float, 1> o) { return reduce(std::move(o), m); }, std::move(outs));
     std::printf("simt_row_reduce: %lld x %lld on %s: ok, %.1f GB/s (%.1f us)\n",
                 static_cast<long long>(rows), static_cast<long long>(cols), gpu.str().c_str(),
                 4.0 * rows * cols / t / 1e9, t * 1e6);

@@ -39,9 +39,10 @@ int main() {
     auto y = from_host<float, 1>(ys, {n}, gpu);
     auto z = empty<float>({n}, gpu);
 
-    // Ahead of time: the checked launch, prepared once against the contract and the device.
+    // Ahead of time: the checked launch, prepared once against the contract and the device. The
+    // launch owns z (moved in) until the GPU is done; sync() hands it back.
     const auto add = prepare<simt_example::vecadd>(Module::embedded(gpu), cover(n, 256));
-    add(z, x, y);
+    z = std::get<0>(add(std::move(z), x, y).sync());
     const std::vector<float> zs = z.to_vector();
     for (int64_t i = 0; i < n; ++i)
       if (zs[i] != xs[i] + ys[i]) {
@@ -49,18 +50,28 @@ int main() {
                     xs[i] + ys[i]);
         return 1;
       }
-    const double t = simt_example::seconds_per_launch(gpu, 10, 20, [&] { add.enqueue(z, x, y); });
+    auto outs = [&] {
+      std::vector<Tensor<float, 1>> v;
+      for (int i = 0; i < 3; ++i) v.push_back(empty<float>({n}, gpu));
+      return v;
+    };
+    const double t = simt_example::seconds_per_launch(
+        10, 20, [&](Tensor<float, 1> out) { return add(std::move(out), x, y); }, outs());
     // The raw-pointer version of the same work: the price of the checks, if any.
     const Module aot = Module::embedded(gpu);
     RawLaunchConfig raw;
     raw.grid[0] = (n + 255) / 256;
     raw.block[0] = 256;
     const double t_raw = simt_example::seconds_per_launch(
-        gpu, 10, 20, [&] { enqueue_unchecked<simt_example::vecadd_raw>(aot, raw, z, x, y, n); });
+        10, 20,
+        [&](Tensor<float, 1> out) {
+          return launch_unchecked<simt_example::vecadd_raw>(aot, raw, std::move(out), x, y, n);
+        },
+        outs());
 
     // At run time: NVRTC compiles the source for this GPU's exact architecture.
     const Module jit = Module::nvrtc<saxpy>(kSaxpySource, "saxpy.cu", gpu);
-    prepare<saxpy>(jit, cover(n, 256))(z, 3.0f, x, y);
+    z = std::get<0>(prepare<saxpy>(jit, cover(n, 256))(std::move(z), 3.0f, x, y).sync());
     const std::vector<float> ss = z.to_vector();
     for (int64_t i = 0; i < n; ++i)
       if (ss[i] != 3.0f * xs[i] + ys[i]) {

@@ -6,6 +6,7 @@
 #include "tessera/backend/cuda/context.hpp"
 #include "tessera/backend/cuda/device.hpp"
 #include "tessera/backend/cuda/driver.hpp"
+#include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/memory.hpp"
 #include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/core/error.hpp"
@@ -17,6 +18,35 @@ namespace tessera::simt::detail {
 namespace {
 
 namespace cuda = tessera::backend::cuda;
+
+// A SIMT launch's event, as its Future's Completion sees it: an error of the kernel (a trap, a
+// fault) is reported, naming the kernel, by the wait of the launch it belongs to.
+class SimtWork final : public runtime::DeviceWork {
+ public:
+  SimtWork(std::unique_ptr<cuda::Event> event, std::string kernel, std::string gpu)
+      : event_(std::move(event)), kernel_(std::move(kernel)), gpu_(std::move(gpu)) {}
+  bool done() override {
+    try {
+      return event_->query();
+    } catch (const BackendError& e) {
+      failed(e);
+    }
+  }
+  void wait() override {
+    try {
+      event_->synchronize();
+    } catch (const BackendError& e) {
+      failed(e);
+    }
+  }
+
+ private:
+  [[noreturn]] void failed(const BackendError& e) const {
+    fail<BackendError>("SIMT kernel '", kernel_, "' failed on ", gpu_, ": ", e.what());
+  }
+  std::unique_ptr<cuda::Event> event_;
+  std::string kernel_, gpu_;
+};
 
 class CudaDriverBridge final : public DriverBridge {
  public:
@@ -91,6 +121,22 @@ class CudaDriverBridge final : public DriverBridge {
     return f;
   }
 
+  std::optional<std::vector<unsigned char>> read_global(int ordinal, void* module,
+                                                        const std::string& name) override {
+    const cuda::DeviceContext& ctx = cuda::device_context(ordinal);
+    ctx.make_current();
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+    const CUresult r = cuda::driver().cuModuleGetGlobal(
+        &address, &bytes, static_cast<CUmodule>(module), name.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND) return std::nullopt;
+    cuda::check(r, "cuModuleGetGlobal", name);
+    std::vector<unsigned char> out(bytes);
+    TESSERA_CU(cuMemcpyDtoHAsync, out.data(), address, bytes, ctx.stream());
+    TESSERA_CU(cuStreamSynchronize, ctx.stream());
+    return out;
+  }
+
   FunctionLimits function_limits(int ordinal, void* function) override {
     cuda::device_context(ordinal).make_current();
     auto attribute = [&](CUfunction_attribute a) {
@@ -129,7 +175,7 @@ class CudaDriverBridge final : public DriverBridge {
     return *cubin;
   }
 
-  void launch(const LaunchRequest& r) override {
+  std::unique_ptr<runtime::DeviceWork> launch(const LaunchRequest& r) override {
     const cuda::DeviceContext& ctx = cuda::device_context(r.ordinal);
     ctx.make_current();
     void* params[] = {const_cast<void*>(r.args)};
@@ -137,13 +183,8 @@ class CudaDriverBridge final : public DriverBridge {
                      static_cast<CUfunction>(r.function), r.grid[0], r.grid[1], r.grid[2],
                      r.block[0], r.block[1], r.block[2],
                      static_cast<unsigned>(r.dynamic_shared_bytes), ctx.stream(), params, nullptr);
-    if (!r.wait) return;
-    try {
-      cuda::synchronize(ctx);
-    } catch (const BackendError& e) {
-      fail<BackendError>("SIMT kernel '", r.kernel, "' failed on ", ctx.props().name, ": ",
-                         e.what());
-    }
+    return std::make_unique<SimtWork>(std::make_unique<cuda::Event>(ctx), std::string(r.kernel),
+                                      ctx.props().name);
   }
 };
 

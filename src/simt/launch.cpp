@@ -31,6 +31,13 @@ void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandl
   if (h.empty())
     fail<OwnershipError>("kernel '", t.kernel, "': the tensor passed for parameter ", p,
                          " was moved from; pass a tensor that holds its storage.");
+  // The tile path's rule for what a launch writes (check_partition): no other handle -- a copy, a
+  // view, a pending launch's input -- may reach the storage while the kernel writes it.
+  if (written && h.use_count() > 1)
+    fail<OwnershipError>("kernel '", t.kernel, "': output ", p,
+                         " needs the only handle to its tensor's storage, but ", h.use_count(),
+                         " handles share it (copies, views, or launches still reading it); drop "
+                         "the other handles, or sync the launches, first.");
   if (span_rank == 2) {
     if (h.rank() != 2)
       fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
@@ -111,13 +118,16 @@ void fail_relation(const LaunchTarget& t, const std::string& text, const std::st
                     "` of its contract: ", values, "; pass arguments that satisfy it.");
 }
 
-LaunchTarget resolve(const Module& module, std::string_view kernel, std::string_view params) {
+LaunchTarget resolve(const Module& module, std::string_view kernel, std::string_view params,
+                     const SignatureRecord& signature) {
+  const FunctionInfo& f = module.function(kernel);
+  check_signature(kernel, params, signature, f);
   LaunchTarget t;
   t.kernel = std::string(kernel);
   t.params = param_names(params);
   t.ordinal = module.ordinal();
   t.device = module.device();
-  t.function = module.function(kernel).function;
+  t.function = f.function;
   return t;
 }
 
@@ -126,20 +136,26 @@ void reserve_shared(const LaunchTarget& t) {
     driver_bridge().allow_dynamic_shared(t.ordinal, t.function, t.geometry.dynamic_shared_bytes);
 }
 
-void run(const LaunchTarget& t, const void* pack, size_t bytes, bool wait) {
-  LaunchRequest r;
-  r.kernel = t.kernel;
-  r.ordinal = t.ordinal;
-  r.function = t.function;
-  for (int a = 0; a < 3; ++a) {
-    r.grid[a] = static_cast<unsigned>(t.geometry.grid[a]);
-    r.block[a] = static_cast<unsigned>(t.geometry.block[a]);
+std::shared_ptr<runtime::Completion> run(const LaunchTarget& t, const void* pack, size_t bytes) {
+  std::unique_ptr<runtime::DeviceWork> work;
+  if (!t.geometry.empty()) {
+    LaunchRequest r;
+    r.kernel = t.kernel;
+    r.ordinal = t.ordinal;
+    r.function = t.function;
+    for (int a = 0; a < 3; ++a) {
+      r.grid[a] = static_cast<unsigned>(t.geometry.grid[a]);
+      r.block[a] = static_cast<unsigned>(t.geometry.block[a]);
+    }
+    r.dynamic_shared_bytes = static_cast<size_t>(t.geometry.dynamic_shared_bytes);
+    r.args = pack;
+    r.args_bytes = bytes;
+    work = driver_bridge().launch(r);
   }
-  r.dynamic_shared_bytes = static_cast<size_t>(t.geometry.dynamic_shared_bytes);
-  r.args = pack;
-  r.args_bytes = bytes;
-  r.wait = wait;
-  driver_bridge().launch(r);
+  if (work) return std::make_shared<runtime::Completion>(std::move(work));
+  auto done = std::make_shared<runtime::Completion>();
+  done->finish();
+  return done;
 }
 
 }  // namespace tessera::simt::detail

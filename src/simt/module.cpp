@@ -2,8 +2,10 @@
 // lazily on one GPU, with their functions found by kernel name.
 #include "tessera/simt/module.hpp"
 
+#include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "tessera/core/error.hpp"
@@ -34,6 +36,7 @@ class ModuleState {
     size_t size = 0;
     std::vector<char> owned;  // NVRTC's cubin
     void* loaded = nullptr;
+    bool ahead_of_time = false;
   };
 
   Device device = Device::cpu();
@@ -68,6 +71,10 @@ class ModuleState {
     FunctionInfo info;
     info.function = found;
     info.limits = bridge.function_limits(ordinal, found);
+    info.image = found_in->name;
+    info.ahead_of_time = found_in->ahead_of_time;
+    info.signature = bridge.read_global(ordinal, found_in->loaded,
+                                        "tessera_simt_signature_" + std::string(kernel));
     return functions_.emplace(std::string(kernel), info).first->second;
   }
 
@@ -128,6 +135,88 @@ std::string nvrtc_translation_unit(std::string_view declarations, std::string_vi
   return unit;
 }
 
+namespace {
+
+// The element types of signature.hpp's type_code, by their letter.
+std::string type_name(unsigned char code) {
+  static constexpr std::pair<char, const char*> kNames[] = {
+      {'b', "bool"},         {'c', "char"},          {'a', "signed char"},
+      {'s', "short"},        {'i', "int"},           {'l', "long"},
+      {'x', "long long"},    {'h', "unsigned char"}, {'t', "unsigned short"},
+      {'j', "unsigned int"}, {'m', "unsigned long"}, {'y', "unsigned long long"},
+      {'f', "float"},        {'d', "double"}};
+  for (const auto& [letter, name] : kNames)
+    if (static_cast<unsigned char>(letter) == code) return name;
+  return "an unknown type";
+}
+
+// A parameter in words: "an output DisjointSpan<float>".
+std::string describe(const ParamCode& p) {
+  const std::string t = type_name(p.type);
+  switch (p.kind) {
+    case 'W':
+      return "the thread-index witness";
+    case 'O':
+      return (p.rank == 2 ? "an output DisjointSpan2D<" : "an output DisjointSpan<") + t + ">";
+    case 'I':
+      return (p.rank == 2 ? "an input Span2D<const " : "an input Span<const ") + t + ">";
+    case 'S':
+      return "a scalar " + t;
+    case 'P':
+      return "a mutable pointer " + t + "*";
+    case 'C':
+      return "a pointer const " + t + "*";
+    default:
+      return "an unknown parameter kind";
+  }
+}
+
+bool same(const ParamCode& a, const ParamCode& b) {
+  return a.kind == b.kind && a.rank == b.rank && a.type == b.type;
+}
+
+}  // namespace
+
+void check_signature(std::string_view kernel, std::string_view params, const SignatureRecord& host,
+                     const FunctionInfo& found) {
+  const std::string stale =
+      tessera::detail::cat("; rebuild ", found.image, " against the current declaration of '",
+                           kernel, "' (its .cu was compiled against an older one).");
+  if (!found.signature) {
+    if (!found.ahead_of_time) return;  // NVRTC compiled it from the host's own declaration
+    fail<UsageError>("kernel '", kernel, "' in ", found.image,
+                     " carries no signature record (tessera_simt_signature_", kernel,
+                     "), so its parameters cannot be checked against the host's declaration; "
+                     "rebuild it with this version of Tessera's TESSERA_SIMT_DEFINE.");
+  }
+  SignatureRecord image;
+  if (found.signature->size() != sizeof image)
+    fail<UsageError>("kernel '", kernel, "' in ", found.image, " carries a signature record of ",
+                     found.signature->size(), " bytes, but this Tessera's is ", sizeof image,
+                     " bytes; rebuild it with this version of Tessera.");
+  std::memcpy(&image, found.signature->data(), sizeof image);
+  if (image.version != host.version)
+    fail<UsageError>("kernel '", kernel, "' in ", found.image, " carries signature version ",
+                     image.version, ", but this Tessera reads version ", host.version,
+                     "; rebuild it with this version of Tessera.");
+  const std::vector<std::string> names = param_names(params);
+  auto name = [&](unsigned i) {
+    return i < names.size() ? "'" + names[i] + "'" : tessera::detail::cat("#", i);
+  };
+  if (image.count != host.count)
+    fail<UsageError>("kernel '", kernel, "' in ", found.image, " was compiled with ", image.count,
+                     " parameters, but the host declares ", host.count, " (", params, ")", stale);
+  for (unsigned i = 0; i < host.count && i < kSignatureMaxParams; ++i)
+    if (!same(image.params[i], host.params[i]))
+      fail<UsageError>("kernel '", kernel, "': parameter ", name(i), " (#", i + 1,
+                       ") was compiled in ", found.image, " as ", describe(image.params[i]),
+                       ", but the host declares it ", describe(host.params[i]), stale);
+  if (image.witness != host.witness)
+    fail<UsageError>("kernel '", kernel, "': its witness ", name(0), " was compiled in ",
+                     found.image, " with another index space (kind ", image.witness,
+                     ") than the host declares (kind ", host.witness, ")", stale);
+}
+
 }  // namespace detail
 
 Module Module::embedded(Device device) {
@@ -146,6 +235,7 @@ Module Module::embedded(Device device) {
     i.name = image.name;
     i.data = image.data;
     i.size = image.size;
+    i.ahead_of_time = true;
     s->images.push_back(std::move(i));
     names += (names.empty() ? "" : ", ") + std::string(image.name);
   }

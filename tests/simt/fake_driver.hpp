@@ -6,8 +6,13 @@
 #include <cstring>
 #include <list>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "tessera/core/error.hpp"
 
 #include "tessera/simt/detail/driver_bridge.hpp"
 
@@ -22,7 +27,21 @@ class FakeDriver final : public detail::DriverBridge {
     unsigned grid[3] = {}, block[3] = {};
     size_t dynamic_shared_bytes = 0;
     std::vector<unsigned char> args;
-    bool wait = true;
+  };
+
+  // A launch's completion as the fake reports it: done when `finished` is set (wait() sets it, as
+  // if the GPU finished then), failing with `error` when it is not empty.
+  struct Work final : runtime::DeviceWork {
+    std::shared_ptr<bool> finished = std::make_shared<bool>(false);
+    std::string error;
+    bool done() override {
+      if (*finished && !error.empty()) throw BackendError(error);
+      return *finished;
+    }
+    void wait() override {
+      *finished = true;
+      (void)done();
+    }
   };
 
   DeviceLimits device;                             // what device_limits() returns
@@ -31,6 +50,11 @@ class FakeDriver final : public detail::DriverBridge {
   std::vector<Launch> launches;
   std::vector<std::string> sources;               // every translation unit compile() was given
   std::map<std::string, index_t> shared_allowed;  // entry -> bytes, from allow_dynamic_shared
+  // When set, launches stay pending until waited for (or until *pending.back() is set); else
+  // they are done at once.
+  bool asynchronous = false;
+  std::vector<std::shared_ptr<bool>> pending;
+  std::string fail_next;  // the error the next launch's completion reports, if not empty
 
   bool usable(int, std::string* why) override {
     if (!gpu && why) *why = "the fake driver has no GPU";
@@ -53,6 +77,14 @@ class FakeDriver final : public detail::DriverBridge {
     auto [it, inserted] = entries_.emplace(entry, entry);
     return &it->second;
   }
+  // Globals by name, in every module (signature records a test plants); none by default.
+  std::map<std::string, std::vector<unsigned char>> globals;
+  std::optional<std::vector<unsigned char>> read_global(int, void*,
+                                                        const std::string& name) override {
+    auto it = globals.find(name);
+    if (it == globals.end()) return std::nullopt;
+    return it->second;
+  }
   FunctionLimits function_limits(int, void* f) override {
     auto it = function.find(*static_cast<std::string*>(f));
     return it == function.end() ? FunctionLimits{} : it->second;
@@ -64,7 +96,7 @@ class FakeDriver final : public detail::DriverBridge {
     sources.push_back(source);
     return std::vector<char>(source.begin(), source.end());
   }
-  void launch(const detail::LaunchRequest& r) override {
+  std::unique_ptr<runtime::DeviceWork> launch(const detail::LaunchRequest& r) override {
     Launch l;
     l.kernel = std::string(r.kernel);
     l.ordinal = r.ordinal;
@@ -73,8 +105,13 @@ class FakeDriver final : public detail::DriverBridge {
     l.dynamic_shared_bytes = r.dynamic_shared_bytes;
     const auto* p = static_cast<const unsigned char*>(r.args);
     l.args.assign(p, p + r.args_bytes);
-    l.wait = r.wait;
     launches.push_back(std::move(l));
+    if (!asynchronous && fail_next.empty()) return nullptr;
+    auto work = std::make_unique<Work>();
+    work->error = std::exchange(fail_next, {});
+    *work->finished = !asynchronous;
+    pending.push_back(work->finished);
+    return work;
   }
 
  private:

@@ -25,7 +25,7 @@ TEST(SimtFault, ALaunchShapeThatRepeatsAWitnessStopsAtTheEntry) {
   raw.block[0] = 32;
   raw.block[1] = 2;  // threads (x, 0) and (x, 1) would both be Index1D x
   try {
-    launch_unchecked<t_add>(module, raw, out, x, x);
+    (void)launch_unchecked<t_add>(module, raw, std::move(out), x, x).sync();
     FAIL() << "the entry let a 2-D block run a 1-D witness";
   } catch (const BackendError& e) {
     EXPECT_NE(std::string(e.what()).find("SIMT kernel 't_add' failed"), std::string::npos)

@@ -62,18 +62,21 @@ TEST_P(SimtGpu, VectorAddMatchesTheHost) {
   auto x = from_host<float, 1>(xs, {n}, kGpu);
   auto y = from_host<float, 1>(ys, {n}, kGpu);
   auto out = zeros<float>({n}, kGpu);
-  prepare<t_add>(module(), cover(n, 256))(out, x, y);
-  const std::vector<float> got = out.to_vector();
+  auto [sum, x1, y1] = prepare<t_add>(module(), cover(n, 256))(std::move(out), x, y).sync();
+  const std::vector<float> got = sum.to_vector();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], xs[i] + ys[i]) << "element " << i;
 }
 
-TEST_P(SimtGpu, EnqueuedLaunchIsOrderedBeforeTheCopyBack) {
+TEST_P(SimtGpu, APendingLaunchOwnsItsArgumentsUntilTheGpuIsDone) {
   const int64_t n = 4096;
   const auto xs = ramp(n, 2.0f);
   auto x = from_host<float, 1>(xs, {n}, kGpu);
-  auto out = zeros<float>({n}, kGpu);
-  prepare<t_add>(module(), cover(n, 128)).enqueue(out, x, x);
-  const std::vector<float> got = out.to_vector();  // same stream: runs after the kernel
+  auto pending = prepare<t_add>(module(), cover(n, 128))(zeros<float>({n}, kGpu), x, x).async();
+  // The future holds x: it cannot become the output of another launch meanwhile.
+  EXPECT_THROW((void)prepare<t_add>(module(), cover(n, 128))(std::move(x), x, x),  // NOLINT
+               OwnershipError);
+  auto [out, x1, x2] = std::move(pending).sync();
+  const std::vector<float> got = out.to_vector();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], 2 * xs[i]) << "element " << i;
 }
 
@@ -83,7 +86,7 @@ TEST_P(SimtGpu, MatrixKernelReadsAPitchedView) {
   auto a = from_host<float, 2>(as, {rows, pitch}, kGpu).slice(1, 3, 3 + cols);
   auto out = zeros<float>({rows, cols}, kGpu);
   const LaunchConfig<2> config{{{(cols + 31) / 32, (rows + 7) / 8}}, {{32, 8}}};
-  prepare<t_scale2d>(module(), config)(out, a, 3.0f);
+  out = std::get<0>(prepare<t_scale2d>(module(), config)(std::move(out), a, 3.0f).sync());
   const std::vector<float> got = out.to_vector();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c)
@@ -94,7 +97,7 @@ TEST_P(SimtGpu, TileWitnessCoversARaggedMatrixOnce) {
   const int64_t rows = 70, cols = 45;
   auto out = full<int>({rows, cols}, -1, kGpu);
   const LaunchConfig<2> config{{{(cols + 31) / 32, (rows + 31) / 32}}, {{8, 8}}};
-  prepare<t_tile>(module(), config)(out, 1000);
+  out = std::get<0>(prepare<t_tile>(module(), config)(std::move(out), 1000).sync());
   const std::vector<int> got = out.to_vector();
   for (int64_t i = 0; i < rows * cols; ++i) ASSERT_EQ(got[i], 1000 + i) << "element " << i;
 }
@@ -104,7 +107,7 @@ TEST_P(SimtGpu, WarpRowSumsMatchTheHost) {
   const auto ms = ramp(rows * cols, 0.25f);
   auto m = from_host<float, 2>(ms, {rows, cols}, kGpu);
   auto out = zeros<float>({rows}, kGpu);
-  prepare<t_rowsum>(module(), cover(rows * 32, 128))(out, m);
+  out = std::get<0>(prepare<t_rowsum>(module(), cover(rows * 32, 128))(std::move(out), m).sync());
   const std::vector<float> got = out.to_vector();
   for (int64_t r = 0; r < rows; ++r) {
     double want = 0;
@@ -119,13 +122,13 @@ TEST_P(SimtGpu, DynamicSharedMemoryComesFromTheContract) {
   std::iota(xs.begin(), xs.end(), 0);
   auto x = from_host<int, 1>(xs, {n}, kGpu);
   auto out = zeros<int>({n}, kGpu);
-  prepare<t_reverse_blocks>(module(), cover(n, 256))(out, x);
+  out = std::get<0>(prepare<t_reverse_blocks>(module(), cover(n, 256))(std::move(out), x).sync());
   const std::vector<int> got = out.to_vector();
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], (i / 256) * 256 + 255 - i % 256) << i;
 
   // 100 KiB: more than a block gets without opting in; prepare opts in.
   auto big = zeros<int>({256}, kGpu);
-  prepare<t_big_shared>(module(), cover(256, 128))(big);
+  big = std::get<0>(prepare<t_big_shared>(module(), cover(256, 128))(std::move(big)).sync());
   for (int v : big.to_vector()) ASSERT_EQ(v, 100 * 1024 / 4);
 }
 
@@ -157,8 +160,8 @@ TEST_P(SimtGpu, PrepareChecksTheLiveDeviceLimits) {
   auto x = zeros<float>({4096}, kGpu);
   RawLaunchConfig raw;
   raw.block[0] = 2048;
-  const std::string threads =
-      error_of<LaunchError>([&] { launch_unchecked<t_add>(module(), raw, out, x, x); });
+  const std::string threads = error_of<LaunchError>(
+      [&] { (void)launch_unchecked<t_add>(module(), raw, std::move(out), x, x); });
   EXPECT_NE(threads.find("block extent along x is 2048, more than the 1024"), std::string::npos)
       << threads;
 }
@@ -174,8 +177,9 @@ TEST_P(SimtGpu, SizeRelationsStopALaunchBeforeItRuns) {
   auto x = zeros<float>({999}, kGpu);
   auto y = zeros<float>({1000}, kGpu);
   auto out = full<float>({1000}, 5.0f, kGpu);
-  EXPECT_THROW(prepare<t_add>(module(), cover(1000, 256))(out, x, y), LaunchError);
-  for (float v : out.to_vector()) ASSERT_EQ(v, 5.0f);  // untouched
+  EXPECT_THROW((void)prepare<t_add>(module(), cover(1000, 256))(std::move(out), x, y), LaunchError);
+  // Untouched, and still the caller's: the launch was refused before it took anything.
+  for (float v : out.to_vector()) ASSERT_EQ(v, 5.0f);  // NOLINT(bugprone-use-after-move)
 }
 
 TEST_P(SimtGpu, UncheckedKernelCopiesThroughRawPointers) {
@@ -186,7 +190,7 @@ TEST_P(SimtGpu, UncheckedKernelCopiesThroughRawPointers) {
   RawLaunchConfig raw;
   raw.grid[0] = (n + 127) / 128;
   raw.block[0] = 128;
-  launch_unchecked<t_raw_copy>(module(), raw, dst, src, n);
+  dst = std::get<0>(launch_unchecked<t_raw_copy>(module(), raw, std::move(dst), src, n).sync());
   EXPECT_EQ(dst.to_vector(), ss);
 }
 

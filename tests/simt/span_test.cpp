@@ -10,6 +10,7 @@ namespace tessera::simt {
 namespace {
 
 using detail::HardwareIds;
+using detail::SimulatedThread;
 using detail::SpanAccess;
 
 TEST(Span, InputReadsInBoundsAndFallsBackPastTheEnd) {
@@ -20,8 +21,8 @@ TEST(Span, InputReadsInBoundsAndFallsBackPastTheEnd) {
   EXPECT_EQ(x.get_or(1, -1.0), 2.5);
   EXPECT_EQ(x.get_or(3, -1.0), -1.0);
   EXPECT_EQ(x.get_or(-1, -1.0), -1.0);
-  const Index1D i =
-      detail::mint_unchecked<Index1D>(HardwareIds{{1, 0, 0}, {0, 0, 0}, {32, 1, 1}, {1, 1, 1}});
+  const SimulatedThread thread(HardwareIds{{1, 0, 0}, {0, 0, 0}, {32, 1, 1}, {1, 1, 1}});
+  const Index1D i = SimulatedThread::witness<Index1D>();
   EXPECT_EQ(x[i], 2.5);
 }
 
@@ -50,9 +51,9 @@ TEST(Span, MatrixInputReadsByRowAndColumnWithItsPitch) {
 
 TEST(Slot, WritesAndReadsOnlyTheThreadsElement) {
   std::vector<int> v = {10, 20, 30};
-  const auto out = SpanAccess::output(v.data(), 3);
-  const Index1D i =
-      detail::mint_unchecked<Index1D>(HardwareIds{{1, 0, 0}, {0, 0, 0}, {4, 1, 1}, {1, 1, 1}});
+  const auto out = SpanAccess::output<Index1D>(v.data(), 3);
+  const SimulatedThread thread(HardwareIds{{1, 0, 0}, {0, 0, 0}, {4, 1, 1}, {1, 1, 1}});
+  const Index1D i = SimulatedThread::witness<Index1D>();
   if (auto o = out.at(i)) {
     EXPECT_EQ(o.load(), 20);
     *o += 5;
@@ -66,9 +67,9 @@ TEST(Slot, WritesAndReadsOnlyTheThreadsElement) {
 
 TEST(SlotDeathTest, WritingThroughAnEmptySlotStops) {
   std::vector<int> v = {10};
-  const auto out = SpanAccess::output(v.data(), 1);
-  const Index1D i =
-      detail::mint_unchecked<Index1D>(HardwareIds{{3, 0, 0}, {0, 0, 0}, {4, 1, 1}, {1, 1, 1}});
+  const auto out = SpanAccess::output<Index1D>(v.data(), 1);
+  const SimulatedThread thread(HardwareIds{{3, 0, 0}, {0, 0, 0}, {4, 1, 1}, {1, 1, 1}});
+  const Index1D i = SimulatedThread::witness<Index1D>();
   EXPECT_FALSE(out.at(i));
   EXPECT_DEATH(out.at(i).store(1), "");
 }

@@ -1,7 +1,7 @@
-// Witnesses and spans on simulated registers: every thread of a launch is minted its witness the
-// way the kernel entry mints it, and the elements each thread can reach through a DisjointSpan are
-// collected. The property under test is the product's: no element is reachable by two threads,
-// and a launch that covers the output reaches every element.
+// Witnesses and spans on simulated registers: every thread of a launch runs as a SimulatedThread
+// with the token the kernel entry would give it, and the elements each thread can reach through a
+// DisjointSpan are collected. The property under test is the product's: no element is reachable by
+// two threads, and a launch that covers the output reaches every element.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -15,7 +15,13 @@ namespace tessera::simt {
 namespace {
 
 using detail::HardwareIds;
+using detail::SimulatedThread;
 using detail::SpanAccess;
+
+template <class W>
+W token() {
+  return SimulatedThread::witness<W>();
+}
 
 // Calls f(ids) for every thread of a launch of `grid` blocks of `block` threads.
 template <class F>
@@ -25,8 +31,11 @@ void for_each_thread(Dim3 grid, Dim3 block, F&& f) {
       for (unsigned bx = 0; bx < grid.x; ++bx)
         for (unsigned tz = 0; tz < block.z; ++tz)
           for (unsigned ty = 0; ty < block.y; ++ty)
-            for (unsigned tx = 0; tx < block.x; ++tx)
-              f(HardwareIds{{tx, ty, tz}, {bx, by, bz}, block, grid});
+            for (unsigned tx = 0; tx < block.x; ++tx) {
+              const HardwareIds h{{tx, ty, tz}, {bx, by, bz}, block, grid};
+              const SimulatedThread thread(h);
+              f(h);
+            }
 }
 
 // Which thread (as a flat id) reached each element; -1: none. Fails on a second writer.
@@ -59,8 +68,8 @@ long thread_id(const HardwareIds& h) {
 }
 
 // The slot's element address, read by writing through it: the Slot gives out no pointer.
-template <class T>
-const T* element_of(T* base, long size, const Slot<T>& slot) {
+template <class T, class S>
+const T* element_of(T* base, long size, const S& slot) {
   if (!slot) return nullptr;
   const T old = slot.load();
   slot.store(T(-7));
@@ -74,12 +83,12 @@ const T* element_of(T* base, long size, const Slot<T>& slot) {
 TEST(Witness, OneDimensionalLaunchGivesEachElementToExactlyOneThread) {
   const long n = 1000;  // not a multiple of the block: the last block has idle threads
   std::vector<float> data(n, 0);
-  const auto out = SpanAccess::output(data.data(), n);
+  const auto out = SpanAccess::output<Index1D>(data.data(), n);
   Owners owners(n);
   for_each_thread({8, 1, 1}, {128, 1, 1}, [&](const HardwareIds& h) {
     ASSERT_TRUE(detail::fits<Index1D>(h.grid_dim, h.block_dim));
-    const Index1D i = detail::mint_unchecked<Index1D>(h);
-    const Slot<float> s = out.at(i);
+    const Index1D i = token<Index1D>();
+    const auto s = out.at(i);
     EXPECT_EQ(static_cast<bool>(s), i.value() < n);
     if (s) owners.claim(data.data(), element_of(data.data(), n, s), sizeof(float), thread_id(h));
   });
@@ -89,11 +98,11 @@ TEST(Witness, OneDimensionalLaunchGivesEachElementToExactlyOneThread) {
 TEST(Witness, TwoDimensionalLaunchGivesEachElementToExactlyOneThread) {
   const long rows = 37, cols = 50, pitch = 64;  // ragged edges, and a pitch wider than a row
   std::vector<int> data(rows * pitch, 0);
-  const auto out = SpanAccess::output2d(data.data(), rows, cols, pitch);
+  const auto out = SpanAccess::output2d<Index2D>(data.data(), rows, cols, pitch);
   Owners owners(rows * pitch);
   for_each_thread({4, 10, 1}, {16, 4, 1}, [&](const HardwareIds& h) {
-    const Index2D w = detail::mint_unchecked<Index2D>(h);
-    const Slot<int> s = out.at(w);
+    const Index2D w = token<Index2D>();
+    const auto s = out.at(w);
     EXPECT_EQ(static_cast<bool>(s), w.row() < rows && w.col() < cols);
     if (s)
       owners.claim(data.data(), element_of(data.data(), rows * pitch, s), sizeof(int),
@@ -106,18 +115,18 @@ TEST(Witness, TileWitnessGivesEachThreadItsOwnMicroTile) {
   using Tile = TileIndex2D<16, 32, 4, 8>;  // blocks of (32 / 8, 16 / 4) = (4, 4) threads
   const long rows = 40, cols = 70;
   std::vector<int> data(rows * cols, 0);
-  const auto out = SpanAccess::output2d(data.data(), rows, cols, cols);
+  const auto out = SpanAccess::output2d<Tile>(data.data(), rows, cols, cols);
   Owners owners(rows * cols);
   for_each_thread({3, 3, 1}, {Tile::kBlockX, Tile::kBlockY, 1}, [&](const HardwareIds& h) {
     ASSERT_TRUE(detail::fits<Tile>(h.grid_dim, h.block_dim));
-    const Tile t = detail::mint_unchecked<Tile>(h);
+    const Tile t = token<Tile>();
     // Local coordinates past the micro-tile give nothing, whatever the matrix holds there.
     EXPECT_FALSE(out.at(t, 4, 0));
     EXPECT_FALSE(out.at(t, 0, 8));
     EXPECT_FALSE(out.at(t, -1, 0));
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 8; ++c)
-        if (const Slot<int> s = out.at(t, r, c))
+        if (const auto s = out.at(t, r, c))
           owners.claim(data.data(), element_of(data.data(), rows * cols, s), sizeof(int),
                        thread_id(h));
   });
@@ -127,11 +136,11 @@ TEST(Witness, TileWitnessGivesEachThreadItsOwnMicroTile) {
 TEST(Witness, WarpWitnessGivesEachElementToLaneZeroOfOneWarp) {
   const long n = 10;
   std::vector<float> data(n, 0);
-  const auto out = SpanAccess::output(data.data(), n);
+  const auto out = SpanAccess::output<WarpIndex1D>(data.data(), n);
   Owners owners(n);
   for_each_thread({2, 1, 1}, {192, 1, 1}, [&](const HardwareIds& h) {
-    const WarpIndex1D w = detail::mint_unchecked<WarpIndex1D>(h);
-    const Slot<float> s = out.at(w);
+    const WarpIndex1D w = token<WarpIndex1D>();
+    const auto s = out.at(w);
     EXPECT_EQ(static_cast<bool>(s), w.lane() == 0 && w.warp() < n);
     if (s) owners.claim(data.data(), element_of(data.data(), n, s), sizeof(float), thread_id(h));
   });
@@ -152,57 +161,69 @@ TEST(Witness, LaunchShapesThatWouldRepeatAWitnessDoNotFit) {
   EXPECT_TRUE(detail::fits<Index1D>({4, 1, 1}, {1024, 1, 1}));
 }
 
-TEST(Witness, AWitnessMintedUnderAShapeThatDoesNotFitOwnsNothing) {
-  // What the entry hands the body under such a shape (before it stops the kernel): no thread can
-  // write anything, so the repeated witnesses cannot race.
+TEST(Witness, AThreadOfAShapeThatDoesNotFitOwnsNothing) {
+  // What a thread's witness gives under such a shape (before the entry stops the kernel): no
+  // thread can write anything, so the repeated elements cannot race.
   std::vector<float> data(4096, 0);
-  const auto flat = SpanAccess::output(data.data(), 4096);
-  const auto grid = SpanAccess::output2d(data.data(), 64, 64, 64);
+  const auto flat = SpanAccess::output<Index1D>(data.data(), 4096);
+  const auto warps = SpanAccess::output<WarpIndex1D>(data.data(), 4096);
+  const auto grid = SpanAccess::output2d<Index2D>(data.data(), 64, 64, 64);
+  const auto tiles = SpanAccess::output2d<TileIndex2D<8, 8, 2, 2>>(data.data(), 64, 64, 64);
   long owned = 0;
-  for_each_thread({2, 2, 1}, {32, 2, 2}, [&](const HardwareIds& h) {
-    owned += static_cast<bool>(flat.at(detail::mint_unchecked<Index1D>(h)));
-    owned += static_cast<bool>(flat.at(detail::mint_unchecked<WarpIndex1D>(h)));
-    owned += static_cast<bool>(grid.at(detail::mint_unchecked<Index2D>(h)));
-    const auto t = detail::mint_unchecked<TileIndex2D<8, 8, 2, 2>>(h);
+  for_each_thread({2, 2, 1}, {32, 2, 2}, [&](const HardwareIds&) {
+    owned += static_cast<bool>(flat.at(token<Index1D>()));
+    owned += static_cast<bool>(warps.at(token<WarpIndex1D>()));
+    owned += static_cast<bool>(grid.at(token<Index2D>()));
+    const auto t = token<TileIndex2D<8, 8, 2, 2>>();
     for (int r = 0; r < 2; ++r)
-      for (int c = 0; c < 2; ++c) owned += static_cast<bool>(grid.at(t, r, c));
+      for (int c = 0; c < 2; ++c) owned += static_cast<bool>(tiles.at(t, r, c));
   });
   EXPECT_EQ(owned, 0);
 }
 
-TEST(Witness, WitnessesAndSlotsAreNotTriviallyCopyable) {
-  // memcpy of a witness (to smuggle it into memory that outlives the body) is not a valid copy.
+TEST(Witness, WitnessesSlotsAndSpansAreNotTriviallyCopyable) {
+  // A witness holds nothing; a span is not trivially copyable so that std::bit_cast cannot turn
+  // it into a struct with a pointer (or a struct into a span).
   EXPECT_FALSE(std::is_trivially_copyable_v<Index1D>);
   EXPECT_FALSE(std::is_trivially_copyable_v<Index2D>);
   EXPECT_FALSE(std::is_trivially_copyable_v<WarpIndex1D>);
   EXPECT_FALSE((std::is_trivially_copyable_v<TileIndex2D<8, 8, 1, 1>>));
-  EXPECT_FALSE(std::is_trivially_copyable_v<Slot<float>>);
-  EXPECT_FALSE(std::is_trivially_copyable_v<ElementRef<float>>);
-  // Spans are plain data: the launcher copies them into the kernel's parameter.
-  EXPECT_TRUE(std::is_trivially_copyable_v<DisjointSpan<float>>);
-  EXPECT_TRUE(std::is_trivially_copyable_v<Span2D<const double>>);
+  EXPECT_TRUE(std::is_empty_v<Index1D>);
+  EXPECT_TRUE((std::is_empty_v<TileIndex2D<8, 8, 1, 1>>));
+  EXPECT_FALSE((std::is_trivially_copyable_v<Slot<float, DisjointSpan<float>, Index1D>>));
+  EXPECT_FALSE((std::is_trivially_copyable_v<ElementRef<float, DisjointSpan<float>, Index1D>>));
+  EXPECT_FALSE(std::is_trivially_copyable_v<DisjointSpan<float>>);
+  EXPECT_FALSE(std::is_trivially_copyable_v<DisjointSpan2D<float>>);
+  EXPECT_FALSE(std::is_trivially_copyable_v<Span<const float>>);
+  EXPECT_FALSE(std::is_trivially_copyable_v<Span2D<const double>>);
 }
 
-TEST(Witness, MintedIndicesFollowTheHardwareRegisters) {
-  const HardwareIds h{{5, 3, 0}, {7, 2, 0}, {32, 8, 1}, {10, 4, 1}};
-  EXPECT_EQ(
-      detail::mint_unchecked<Index1D>(HardwareIds{{5, 0, 0}, {7, 0, 0}, {32, 1, 1}, {10, 1, 1}})
-          .value(),
-      7 * 32 + 5);
-  const Index2D w = detail::mint_unchecked<Index2D>(h);
-  EXPECT_EQ(w.row(), 2 * 8 + 3);
-  EXPECT_EQ(w.col(), 7 * 32 + 5);
-  const auto t = detail::mint_unchecked<TileIndex2D<64, 32, 8, 4>>(
-      HardwareIds{{5, 3, 0}, {7, 2, 0}, {8, 8, 1}, {10, 4, 1}});
-  EXPECT_EQ(t.block_row0(), 2 * 64);
-  EXPECT_EQ(t.block_col0(), 7 * 32);
-  EXPECT_EQ(t.row0(), 2 * 64 + 3 * 8);
-  EXPECT_EQ(t.col0(), 7 * 32 + 5 * 4);
-  EXPECT_EQ(t.thread_rank(), 3 * 8 + 5);
-  const WarpIndex1D wi = detail::mint_unchecked<WarpIndex1D>(
-      HardwareIds{{37, 0, 0}, {3, 0, 0}, {64, 1, 1}, {10, 1, 1}});
-  EXPECT_EQ(wi.warp(), (3 * 64 + 37) / 32);
-  EXPECT_EQ(wi.lane(), (3 * 64 + 37) % 32);
+TEST(Witness, IndicesFollowTheHardwareRegisters) {
+  {
+    const SimulatedThread thread(HardwareIds{{5, 0, 0}, {7, 0, 0}, {32, 1, 1}, {10, 1, 1}});
+    EXPECT_EQ(token<Index1D>().value(), 7 * 32 + 5);
+  }
+  {
+    const SimulatedThread thread(HardwareIds{{5, 3, 0}, {7, 2, 0}, {32, 8, 1}, {10, 4, 1}});
+    const Index2D w = token<Index2D>();
+    EXPECT_EQ(w.row(), 2 * 8 + 3);
+    EXPECT_EQ(w.col(), 7 * 32 + 5);
+  }
+  {
+    const SimulatedThread thread(HardwareIds{{5, 3, 0}, {7, 2, 0}, {8, 8, 1}, {10, 4, 1}});
+    const auto t = token<TileIndex2D<64, 32, 8, 4>>();
+    EXPECT_EQ(t.block_row0(), 2 * 64);
+    EXPECT_EQ(t.block_col0(), 7 * 32);
+    EXPECT_EQ(t.row0(), 2 * 64 + 3 * 8);
+    EXPECT_EQ(t.col0(), 7 * 32 + 5 * 4);
+    EXPECT_EQ(t.thread_rank(), 3 * 8 + 5);
+  }
+  {
+    const SimulatedThread thread(HardwareIds{{37, 0, 0}, {3, 0, 0}, {64, 1, 1}, {10, 1, 1}});
+    const WarpIndex1D wi = token<WarpIndex1D>();
+    EXPECT_EQ(wi.warp(), (3 * 64 + 37) / 32);
+    EXPECT_EQ(wi.lane(), (3 * 64 + 37) % 32);
+  }
 }
 
 }  // namespace

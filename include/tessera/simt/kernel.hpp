@@ -20,8 +20,10 @@
 //
 // TESSERA_SIMT_DEFINE writes the extern "C" entry `tessera_simt_<name>`: it takes every argument
 // but the witness in one struct (ArgPack, laid out the same by the host compiler and the device
-// compiler), mints the witness from the hardware registers and calls the body; under a launch
-// shape that would repeat a witness, the witness owns nothing and the kernel stops after the body.
+// compiler), mints the witness token and calls the body (the token holds nothing: each use derives
+// the thread's element from the hardware registers); under a launch shape that would repeat an
+// element, no thread owns one and the kernel stops after the body. It also exports the kernel's
+// signature record (signature.hpp), which the module checks against the host's declaration.
 // Compiled by the host compiler (as the compile-fail tests do), it defines the body only, as an
 // ordinary function, so the body is type-checked.
 //
@@ -148,24 +150,24 @@ constexpr int launch_bound() {
 }
 
 #if defined(__CUDACC__)
-template <class K, class... P, unsigned... I>
-__device__ TESSERA_SIMT_INLINE void enter(const ArgPack<P...>& pack, IndexSeq<I...>) {
+template <class K, class Pack>
+__device__ TESSERA_SIMT_INLINE void Entry::run(const Pack& pack) {
+  call<K>(pack, MakeIndexSeq<KernelSignature<K>::Params::kSize>{});
+}
+
+template <class K, class Pack, unsigned... I>
+__device__ TESSERA_SIMT_INLINE void Entry::call(const Pack& pack, IndexSeq<I...>) {
   using Traits = KernelSignature<K>;
   if constexpr (Traits::kHasWitness) {
     using W = typename Traits::Witness;
-    const HardwareIds ids = HardwareIds::current();
-    // Under a launch shape that would repeat a witness, the body gets one that owns nothing, and
-    // the kernel stops after it: loudly, and without a write.
-    const bool fit = fits<W>(ids.grid_dim, ids.block_dim);
-    K::body(Mint::make<W>(ids, fit), PackGet<I>::get(pack)...);
-    if (!fit) trap();
+    // The body's witness is a token: each access derives the thread's element from the registers
+    // and owns nothing under a launch shape that would repeat one. Such a launch stops after the
+    // body: loudly, and without a write.
+    K::body(mint<W>(), PackGet<I>::get(pack)...);
+    if (!fits<W>(HardwareIds::current())) trap();
   } else {
     K::body(PackGet<I>::get(pack)...);
   }
-}
-template <class K>
-__device__ TESSERA_SIMT_INLINE void enter(const PackOf<K>& pack) {
-  enter<K>(pack, MakeIndexSeq<KernelSignature<K>::Params::kSize>{});
 }
 #endif
 
@@ -198,11 +200,15 @@ struct KernelBase : ContractVocabulary {};
     static_assert(::tessera::simt::detail::UncheckedSignature<decltype(body)>::checked()); \
   }
 
+// Under nvcc and NVRTC, TESSERA_SIMT_DEFINE writes the entry and exports the kernel's signature
+// record (signature.hpp), which the module checks against the host's declaration at load.
 #if defined(__CUDACC__)
 #define TESSERA_SIMT_DEFINE(name, ...)                                                        \
+  extern "C" __constant__ const ::tessera::simt::detail::SignatureRecord                      \
+      tessera_simt_signature_##name = ::tessera::simt::detail::signature_of<name>();          \
   extern "C" __global__ void __launch_bounds__(::tessera::simt::detail::launch_bound<name>()) \
       tessera_simt_##name(const ::tessera::simt::detail::PackOf<name> pack) {                 \
-    ::tessera::simt::detail::enter<name>(pack);                                               \
+    ::tessera::simt::detail::Entry::run<name>(pack);                                          \
   }                                                                                           \
   __device__ void name::body(__VA_ARGS__)
 #else

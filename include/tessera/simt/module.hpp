@@ -10,8 +10,10 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/simt/detail/driver_bridge.hpp"
@@ -36,7 +38,20 @@ bool register_embedded_image(const char* name, const unsigned char* data, size_t
 struct FunctionInfo {
   void* function = nullptr;
   FunctionLimits limits;
+  std::string image;                                    // the image it was found in, for messages
+  bool ahead_of_time = false;                           // from an embedded (nvcc) image
+  std::optional<std::vector<unsigned char>> signature;  // its tessera_simt_signature_<kernel>
 };
+
+// The names in a parameter list as written ("Index1D i, DisjointSpan<float> out" -> i, out).
+std::vector<std::string> param_names(std::string_view params);
+
+// Checks the signature record an image carries for `kernel` against the host's (`host`, from the
+// declaration the host was compiled with; `params`: the parameter list as written, for names).
+// Throws UsageError naming the kernel, the image and the first parameter that differs, when they
+// differ, or when an image built ahead of time carries none (built by an older Tessera).
+void check_signature(std::string_view kernel, std::string_view params, const SignatureRecord& host,
+                     const FunctionInfo& found);
 
 // The SIMT device API (config, index, span, signature and kernel headers) as one text, for NVRTC.
 std::string_view device_api_source();

@@ -127,4 +127,114 @@ using KernelSignature = SignatureTraits<decltype(K::body)>;
 template <class K>
 using PackOf = typename KernelSignature<K>::Pack;
 
+// ---- the signature an image carries -----------------------------------------------------------
+//
+// A kernel compiled ahead of time (a .cu built by nvcc) could have been built against an older
+// declaration than the host's: an output that is now an input, a float that is now an int. Its
+// entry would still be found by name, and read its argument pack wrongly. So TESSERA_SIMT_DEFINE
+// also exports `tessera_simt_signature_<name>`, a record of the body's parameter types as the
+// device compiler saw them, and the module compares it with the host's record of the same kernel
+// before the first launch (module.cpp): a mismatch is an error naming the kernel and the parameter.
+
+inline constexpr unsigned kSignatureVersion = 1;
+inline constexpr unsigned kSignatureMaxParams = 32;
+
+// One parameter: its kind ('W' witness, 'O' output span, 'I' input span, 'S' scalar, 'P' mutable
+// pointer, 'C' pointer to const), the span's rank (1, 2; else 0) and the element type (Itanium
+// mangling's letter: 'f' float, 'i' int, 'l' long, ...).
+struct ParamCode {
+  unsigned char kind = 0, rank = 0, type = 0, reserved = 0;
+};
+
+struct SignatureRecord {
+  unsigned version = kSignatureVersion;
+  unsigned count = 0;              // parameters, witness included
+  unsigned long long witness = 0;  // witness_kind of the witness (0: none)
+  ParamCode params[kSignatureMaxParams] = {};
+};
+
+template <class T>
+inline constexpr unsigned char type_code = '?';
+template <>
+inline constexpr unsigned char type_code<bool> = 'b';
+template <>
+inline constexpr unsigned char type_code<char> = 'c';
+template <>
+inline constexpr unsigned char type_code<signed char> = 'a';
+template <>
+inline constexpr unsigned char type_code<short> = 's';
+template <>
+inline constexpr unsigned char type_code<int> = 'i';
+template <>
+inline constexpr unsigned char type_code<long> = 'l';
+template <>
+inline constexpr unsigned char type_code<long long> = 'x';
+template <>
+inline constexpr unsigned char type_code<unsigned char> = 'h';
+template <>
+inline constexpr unsigned char type_code<unsigned short> = 't';
+template <>
+inline constexpr unsigned char type_code<unsigned int> = 'j';
+template <>
+inline constexpr unsigned char type_code<unsigned long> = 'm';
+template <>
+inline constexpr unsigned char type_code<unsigned long long> = 'y';
+template <>
+inline constexpr unsigned char type_code<float> = 'f';
+template <>
+inline constexpr unsigned char type_code<double> = 'd';
+
+template <class T>
+struct RemoveConstT {
+  using type = T;
+};
+template <class T>
+struct RemoveConstT<const T> {
+  using type = T;
+};
+
+template <class P>
+constexpr ParamCode param_code() {
+  using T = remove_cvref<P>;
+  ParamCode c;
+  if constexpr (is_witness<T>) {
+    c.kind = 'W';
+  } else if constexpr (is_output_span<T> || is_input_span<T>) {
+    c.kind = is_output_span<T> ? 'O' : 'I';
+    c.rank = static_cast<unsigned char>(span_rank<T>);
+    c.type = type_code<typename T::element_type>;
+  } else if constexpr (is_pointer<T>) {
+    using E = typename PointeeOf<T>::type;
+    c.kind = is_const<E> ? 'C' : 'P';
+    c.type = type_code<typename RemoveConstT<E>::type>;
+  } else {
+    c.kind = 'S';
+    c.type = type_code<T>;
+  }
+  return c;
+}
+
+template <class F>
+struct SignatureOf;
+template <class... P>
+struct SignatureOf<void(P...)> {
+  static_assert(sizeof...(P) <= kSignatureMaxParams,
+                "a SIMT kernel takes at most 32 parameters (its signature record holds 32)");
+  static constexpr SignatureRecord make() {
+    SignatureRecord r;
+    r.count = sizeof...(P);
+    unsigned i = 0;
+    ((r.params[i++] = param_code<P>()), ...);
+    if constexpr (SignatureTraits<void(P...)>::kHasWitness)
+      r.witness = witness_kind<typename SignatureTraits<void(P...)>::Witness>;
+    return r;
+  }
+};
+
+// Kernel K's record, from the type of its body as this compiler sees the declaration.
+template <class K>
+constexpr SignatureRecord signature_of() {
+  return SignatureOf<decltype(K::body)>::make();
+}
+
 }  // namespace tessera::simt::detail

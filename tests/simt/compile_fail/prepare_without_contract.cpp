@@ -13,6 +13,6 @@ void run(const Module& m, float* out) {
   RawLaunchConfig raw;
   raw.grid[0] = 1;
   raw.block[0] = 128;
-  launch_unchecked<k>(m, raw, out, 100L);
+  (void)launch_unchecked<k>(m, raw, out, 100L).sync();
 #endif
 }

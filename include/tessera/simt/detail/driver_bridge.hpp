@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tessera/runtime/launch.hpp"
 #include "tessera/simt/limits.hpp"
 
 namespace tessera::simt::detail {
@@ -24,7 +27,6 @@ struct LaunchRequest {
   size_t dynamic_shared_bytes = 0;
   const void* args = nullptr;
   size_t args_bytes = 0;
-  bool wait = true;  // wait for the kernel, so that its failure is reported here
 };
 
 class DriverBridge {
@@ -40,15 +42,20 @@ class DriverBridge {
   // The extern "C" function `entry` of a loaded module, or nullptr when the module has none.
   virtual void* find_function(void* module, const std::string& entry) = 0;
   virtual FunctionLimits function_limits(int ordinal, void* function) = 0;
+  // The bytes of the global variable `name` of a loaded module (a kernel's signature record), or
+  // nothing when the module has no such variable.
+  virtual std::optional<std::vector<unsigned char>> read_global(int ordinal, void* module,
+                                                                const std::string& name) = 0;
   // Lets the function launch with `bytes` of dynamic shared memory (opting in past 48 KiB).
   virtual void allow_dynamic_shared(int ordinal, void* function, index_t bytes) = 0;
   // Compiles CUDA C++ for the exact architecture of GPU `ordinal`; returns the cubin. Throws
   // BackendError with NVRTC's log when it does not compile.
   virtual std::vector<char> compile(int ordinal, const std::string& source,
                                     const std::string& name) = 0;
-  // Queues the launch on the device's stream (and waits when asked); throws BackendError naming
-  // the kernel when the driver refuses it or the kernel fails.
-  virtual void launch(const LaunchRequest& request) = 0;
+  // Queues the launch on the device's stream and returns its completion (what the launch's Future
+  // waits for; its wait() throws BackendError naming the kernel when the kernel failed), or null
+  // when the work is already done. Throws BackendError when the driver refuses the launch.
+  virtual std::unique_ptr<runtime::DeviceWork> launch(const LaunchRequest& request) = 0;
 };
 
 // The bridge in use: the CUDA one, unless a test installed another.
