@@ -3,6 +3,9 @@
 // they are ordered with the copies and frees of the tensors they use.
 #include <cuda.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "tessera/backend/cuda/context.hpp"
 #include "tessera/backend/cuda/device.hpp"
 #include "tessera/backend/cuda/driver.hpp"
@@ -113,9 +116,26 @@ class CudaDriverBridge final : public DriverBridge {
   }
 
   void* find_function(void* module, const std::string& entry) override {
+    const cuda::DriverApi& api = cuda::driver();
+    const auto mod = static_cast<CUmodule>(module);
+    if (api.cuModuleGetFunctionCount && api.cuModuleEnumerateFunctions && api.cuFuncGetName) {
+      // A program's kernels are spread over several images: look the name up among the
+      // module's own functions instead of probing each image for it.
+      unsigned count = 0;
+      TESSERA_CU(cuModuleGetFunctionCount, &count, mod);
+      std::vector<CUfunction> functions(count);
+      TESSERA_CU(cuModuleEnumerateFunctions, functions.data(), count, mod);
+      const bool here = std::any_of(functions.begin(), functions.end(), [&](CUfunction f) {
+        const char* name = nullptr;
+        TESSERA_CU(cuFuncGetName, &name, f);
+        return name && entry == name;
+      });
+      if (!here) return nullptr;
+      // Enumerated handles may not be loaded yet (lazy module loading): ask by name for one
+      // that is, now that the name is known to be there.
+    }
     CUfunction f = nullptr;
-    const CUresult r =
-        cuda::driver().cuModuleGetFunction(&f, static_cast<CUmodule>(module), entry.c_str());
+    const CUresult r = api.cuModuleGetFunction(&f, mod, entry.c_str());
     if (r == CUDA_ERROR_NOT_FOUND) return nullptr;
     cuda::check(r, "cuModuleGetFunction", entry);
     return f;

@@ -77,7 +77,8 @@ TEST(EmittedCode, GemmLoopsArePipelinedWithTmaAndWgmmaOnSm90a) {
     EXPECT_TRUE(has(b.compiled.ptx, "cp.async.bulk.tensor.2d")) << name;
     EXPECT_TRUE(has(b.compiled.ptx, "mbarrier.try_wait.parity")) << name;
     EXPECT_FALSE(has(b.compiled.ptx, "mma.sync")) << name;
-    EXPECT_EQ(b.kernel.tensor_maps.size(), 2u) << name;
+    // A, B, and a 16-bit output (stored by TMA; an f32 output is stored from the registers).
+    EXPECT_EQ(b.kernel.tensor_maps.size(), dtype_size(f.params[0].dtype) == 2 ? 3u : 2u) << name;
     EXPECT_TRUE(b.kernel.persistent) << name;
     EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[0]) * 2 + 128) << name;
   }
@@ -88,14 +89,40 @@ TEST(EmittedCode, GemmLoopsArePipelinedWithTmaAndWgmmaOnSm90a) {
 }
 
 TEST(EmittedCode, AccumulatorStoresWriteNeighbourPairsInOneAccess) {
-  // f16 output from f32 fragments: 4-byte stores of two halves (the pipelined kernel's epilogue).
+  // bf16 output from f32 fragments (mma.sync's, on sm_80): 4-byte stores of two halves, rounded
+  // and packed by one cvt; a tile wholly inside the tensor stores with no check per element, an
+  // edge tile with one.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const Built b = build(e, aligned_spec(e, kSm80));
+  const std::string src = kernel_part(b.kernel.source);
+  EXPECT_TRUE(has(src, "tsr_st_word(corner + row * ld + col, tsr_pack_bf16x2(")) << src;
+  EXPECT_TRUE(has(src, "tsr_st_word(at, tsr_pack_bf16x2(")) << src;
+  EXPECT_TRUE(has(b.compiled.ptx, "st.global.u32"));
+  EXPECT_TRUE(has(b.compiled.ptx, "cvt.rn.bf16x2.f32"));
+  // Rows not aligned to a pair: one element at a time.
+  EXPECT_FALSE(has(kernel_part(build(e, unaligned_spec(e, kSm80)).kernel.source), "tsr_st_word("));
+}
+
+TEST(EmittedCode, PipelinedEpilogueStoresThroughSharedMemoryByTma) {
+  // The pipelined GEMM's accumulator goes to shared memory (conflict-free swizzled rows) and out
+  // by TMA, so the consumers start the next tile while it drains: a third tensor map, over the
+  // output, whose boxes tile the block's own tile.
   const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
   const Built b = build(e, aligned_spec(e, kSm90a));
-  EXPECT_TRUE(has(kernel_part(b.kernel.source), "tsr_st_words(at, w);"));
-  EXPECT_TRUE(has(b.compiled.ptx, "st.global.u32")) << kernel_part(b.kernel.source);
-  // Rows not aligned to a pair: one element at a time.
-  EXPECT_FALSE(
-      has(kernel_part(build(e, unaligned_spec(e, kSm90a)).kernel.source), "tsr_st_words(at"));
+  ASSERT_EQ(b.kernel.tensor_maps.size(), 3U);
+  const backend::cuda::TensorMapSpec& out = b.kernel.tensor_maps[2];
+  EXPECT_EQ(out.param, 0);
+  EXPECT_EQ(out.box_inner, 64);
+  EXPECT_EQ(out.box_outer, 64);
+  EXPECT_EQ(out.swizzle_bytes, 128);
+  EXPECT_TRUE(has(b.compiled.ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
+  EXPECT_TRUE(has(b.compiled.ptx, "cp.async.bulk.wait_group.read 0"));
+  EXPECT_TRUE(has(b.compiled.ptx, "fence.proxy.async.shared::cta"));
+  EXPECT_FALSE(has(b.compiled.ptx, "st.global")) << "every output element goes through TMA";
+  // Rows TMA cannot address: the direct stores, and two tensor maps.
+  const Built u = build(e, unaligned_spec(e, kSm90a));
+  EXPECT_TRUE(u.kernel.tensor_maps.size() < 3U);
+  EXPECT_FALSE(has(u.compiled.ptx, "global.shared::cta.bulk_group"));
 }
 
 TEST(EmittedCode, GemmLoopsThatTmaCannotCopyTakeTheGeneralLowering) {

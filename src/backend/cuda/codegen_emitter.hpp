@@ -207,6 +207,9 @@ class Emitter {
   void producer_loop(const ir::Op& op);
   void consumer_loop(const ir::Op& op);
   void wgmma_function(const MmaPipeline& p);
+  // The pipelined kernel's epilogue store of an accumulator: staged in shared memory and written
+  // by TMA while the consumers go on to the next tile. False when the store does not qualify.
+  bool tma_store(const ir::Op& op, const Operand& x);
   void if_op(const ir::Op& op);
   void print(const ir::Op& op);
   // Assigns the yielded values to the variables of the parent's results (or carried values).
@@ -220,6 +223,11 @@ class Emitter {
   Role role_ = Role::All;
   std::string barrier_stmt_ = "__syncthreads();";
   int stages_ = 0;  // of the pipeline's ring
+  // The TMA-stored output (tma_store), if any, and its staging area: staged_bytes_ bytes after
+  // the scratch, in passes of staged_cols_ columns.
+  int staged_param_ = -1;
+  int64_t staged_bytes_ = 0;
+  int staged_cols_ = 0;
   std::string wgmma_fn_;
 
   void index_ops(const ir::Block& b);

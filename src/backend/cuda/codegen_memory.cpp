@@ -231,8 +231,8 @@ bool store_may_repeat(const ir::Function& f, int param) {
 void Emitter::store(const ir::Op& op) {
   const Operand x = operand(op, 0);
   const int p = op.attrs.param;
-  if (store_may_repeat(f_, p))
-    barrier("an earlier store to this tile may have used another thread mapping");
+  const bool repeats = store_may_repeat(f_, p);
+  if (repeats) barrier("an earlier store to this tile may have used another thread mapping");
   const ir::Param& param = f_.params.at(p);
   const Shape& tile = param.tile_shape;
   const std::string ref = param_var(p), s = storage_type(param.dtype);
@@ -244,6 +244,7 @@ void Emitter::store(const ir::Op& op) {
   for (size_t d = 0; d < tile.size(); ++d)
     origin.push_back("(long long)" + tile_coord(static_cast<int>(d)) + " * " + str(tile[d]));
   const int64_t esize = static_cast<int64_t>(dtype_size(param.dtype));
+  if (!repeats && x.layout.kind == LayoutKind::MmaAcc && tma_store(op, x)) return;
   if (x.layout.kind == LayoutKind::MmaAcc && tile.size() == 2 && tile[1] % 2 == 0 &&
       (esize == 2 || esize == 4) && spec(p).inner_unit_stride &&
       spec(p).vector_bytes >= 2 * esize) {
@@ -251,29 +252,63 @@ void Emitter::store(const ir::Op& op) {
     // hold columns c and c+1 of one row (c even, so the pair is 2 * size aligned).
     const MmaTiling m = plan_.tiling(tile);
     const int64_t words = 2 * esize / 4;
+    // f16/bf16 pairs are rounded and packed by one instruction.
+    const DType dt = param.dtype;
+    const auto pair_word = [&](const std::string& lo, const std::string& hi) {
+      if (dt == DType::F16 || dt == DType::BF16)
+        return std::string(dt == DType::F16 ? "tsr_pack_f16x2(" : "tsr_pack_bf16x2(") + lo + ", " +
+               hi + ")";
+      return std::string();
+    };
+    const auto put_pair = [&](const std::string& at) {
+      if (const std::string w = pair_word(x.var + "[i]", x.var + "[i + 1]"); !w.empty()) {
+        line("tsr_st_word(", at, ", ", w, ");");
+        return;
+      }
+      line("unsigned w[", words, "] = {};");
+      line("tsr_word<", s, ">::put(w, 0, ", to_storage(dt, x.var + "[i]"), ");");
+      line("tsr_word<", s, ">::put(w, 1, ", to_storage(dt, x.var + "[i + 1]"), ");");
+      line("tsr_st_words(", at, ", w);");
+    };
+    const auto fragment_coords = [&] {
+      line("const int row = (wm * ", m.frags_m, " + i / ", m.frags_n * 4, ") * 16 + (", lane(),
+           " >> 2) + ((i >> 1) & 1) * 8;");
+      line("const int col = (wn * ", m.frags_n, " + (i >> 2) % ", m.frags_n, ") * 8 + (", lane(),
+           " & 3) * 2;");
+    };
     line("{");
     ++depth_;
     line(s, "* base = (", s, "*)", ref, ".data;");
     line("const long long o0 = ", origin[0], ", o1 = ", origin[1], ";");
     line("const int wm = ", warp(), " / ", m.warps_n, ", wn = ", warp(), " % ", m.warps_n, ";");
+    // A tile wholly inside the tensor (every tile but the ragged edge ones) stores without a
+    // check per element: the epilogue of a pipelined GEMM is otherwise most of its instructions.
+    open("if (o0 + ", m.m, " <= ", ref, ".shape[0] && o1 + ", m.n, " <= ", ref, ".shape[1])");
+    line(s, "* const corner = base + o0 * ", ref, ".strides[0] + o1;");
+    line("const long long ld = ", ref, ".strides[0];");
     unroll();
     open("for (int i = 0; i < ", m.registers(), "; i += 2)");
-    line("const int row = (wm * ", m.frags_m, " + i / ", m.frags_n * 4, ") * 16 + (", lane(),
-         " >> 2) + ((i >> 1) & 1) * 8;");
-    line("const int col = (wn * ", m.frags_n, " + (i >> 2) % ", m.frags_n, ") * 8 + (", lane(),
-         " & 3) * 2;");
+    fragment_coords();
+    // Fragments past the tile exist only when the tiling over-covers it.
+    if (m.rows() != m.m || m.cols() != m.n)
+      line("if (row >= ", m.m, " || col >= ", m.n, ") continue;");
+    put_pair("corner + row * ld + col");
+    close();
+    close("} else {");
+    ++depth_;
+    unroll();
+    open("for (int i = 0; i < ", m.registers(), "; i += 2)");
+    fragment_coords();
     line("const long long g0 = o0 + row, g1 = o1 + col;");
     line("if (row >= ", m.m, " || g0 >= ", ref, ".shape[0]) continue;");
     line(s, "* at = base + g0 * ", ref, ".strides[0] + g1;");
     open("if (col + 1 < ", m.n, " && g1 + 1 < ", ref, ".shape[1])");
-    line("unsigned w[", words, "] = {};");
-    line("tsr_word<", s, ">::put(w, 0, ", to_storage(param.dtype, x.var + "[i]"), ");");
-    line("tsr_word<", s, ">::put(w, 1, ", to_storage(param.dtype, x.var + "[i + 1]"), ");");
-    line("tsr_st_words(at, w);");
+    put_pair("at");
     close("} else {");
     ++depth_;
-    line("if (col < ", m.n, " && g1 < ", ref,
-         ".shape[1]) at[0] = ", to_storage(param.dtype, x.var + "[i]"), ";");
+    line("if (col < ", m.n, " && g1 < ", ref, ".shape[1]) at[0] = ", to_storage(dt, x.var + "[i]"),
+         ";");
+    close();
     close();
     close();
     close();

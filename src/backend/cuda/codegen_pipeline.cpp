@@ -58,6 +58,71 @@ void Emitter::wgmma_function(const MmaPipeline& p) {
   close();
 }
 
+bool Emitter::tma_store(const ir::Op& op, const Operand& x) {
+  if (!plan_.pipeline || role_ != Role::Consumer) return false;
+  const MmaPipeline& p = *plan_.pipeline;
+  const int prm = op.attrs.param;
+  const ir::Param& param = f_.params.at(static_cast<size_t>(prm));
+  const Shape& tile = param.tile_shape;
+  // Once per tile, by every consumer thread (its barriers): a store in the kernel's own block,
+  // of a whole f16/bf16 tile whose rows TMA can address, from the loop's wgmma fragments.
+  const bool top_level = std::any_of(f_.body.ops.begin(), f_.body.ops.end(),
+                                     [&](const ir::Op& o) { return &o == &op; });
+  if (!top_level || (param.dtype != DType::F16 && param.dtype != DType::BF16) ||
+      tile != Shape{p.bm, p.bn} || !spec(prm).inner_unit_stride || spec(prm).vector_bytes < 16 ||
+      (staged_param_ >= 0 && staged_param_ != prm))
+    return false;
+  const MmaTiling m = plan_.tiling(tile);
+  if (m.warps_n != 1 || m.frags_m != 1 || m.rows() != p.bm || m.cols() != p.bn) return false;
+
+  // The widest pass (columns staged at once) that still leaves the ring 4 stages.
+  const int64_t room = smem_limit(spec_.arch) - 1024 - (smem_bytes_ + 1023) / 1024 * 1024;
+  int cols = 64;
+  for (int c = p.bn; c > 64; c /= 2)
+    if (p.bn % c == 0 && c % 64 == 0 && (room - int64_t{p.bm} * c * 2) / p.stage_bytes() >= 4) {
+      cols = c;
+      break;
+    }
+  staged_param_ = prm;
+  staged_cols_ = cols;
+  staged_bytes_ = int64_t{p.bm} * cols * 2;
+
+  const std::string pack = param.dtype == DType::F16 ? "tsr_pack_f16x2" : "tsr_pack_bf16x2";
+  const int64_t box_bytes = int64_t{64} * cols * 2;  // one warpgroup's 64 rows of a pass
+  line("{");
+  ++depth_;
+  line("// Each consumer warpgroup stages its 64 rows in shared memory, ", cols,
+       " columns at a time (64-column strips, 128-byte swizzled rows, as the tensor map of ",
+       param_var(prm), " says), and one of its threads hands each strip to TMA.");
+  line("const int tsr_wg = ", warp(), " >> 2, tsr_row = 16 * (", warp(), " & 3) + (", lane(),
+       " >> 2);");
+  line("unsigned char* const tsr_box = tsr_staged + tsr_wg * ", box_bytes, ";");
+  line("const bool tsr_issuer = (tid & 127) == 0;");
+  line("const int tsr_r0 = (int)((long long)", tile_coord(0), " * ", p.bm, " + tsr_wg * 64);");
+  line("const long long tsr_c0 = (long long)", tile_coord(1), " * ", p.bn, ";");
+  for (int pass = 0; pass < p.bn / cols; ++pass) {
+    line("if (tsr_issuer) tsr_bulk_wait_read();  // the box's last stores have read it");
+    line("tsr_bar_sync(2 + tsr_wg, 128);");
+    unroll();
+    open("for (int i = ", pass * cols / 2, "; i < ", (pass + 1) * cols / 2, "; i += 2)");
+    line("const int row = tsr_row + ((i >> 1) & 1) * 8;");
+    line("const int col = (i >> 2) * 8 + (", lane(), " & 3) * 2 - ", pass * cols, ";");
+    line("tsr_st_smem_u32(tsr_box + (col >> 6) * 8192 + row * 128 + ((((col & 63) >> 3) ^ (row & ",
+         "7)) << 4) + ((col & 7) << 1), ", pack, "(", x.var, "[i], ", x.var, "[i + 1]));");
+    close();
+    line("tsr_fence_async_smem();");
+    line("tsr_bar_sync(2 + tsr_wg, 128);");
+    open("if (tsr_issuer)");
+    for (int s = 0; s < cols / 64; ++s)
+      line("tsr_tma_store_2d(&tsr_map2, tsr_box + ", s * 8192, ", (int)(tsr_c0 + ",
+           pass * cols + s * 64, "), tsr_r0);");
+    line("tsr_bulk_commit();");
+    close();
+  }
+  close();
+  return true;
+}
+
 void Emitter::producer_loop(const ir::Op& op) {
   const MmaPipeline& p = *plan_.pipeline;
   const ir::Block& body = op.regions[0];
@@ -144,9 +209,13 @@ EmittedKernel Emitter::run_pipelined() {
   // The bodies first: they tell how much scratch the epilogue stages (and so how many stages
   // fit). The stage count only appears in the loops, so it is fixed before they are emitted.
   const int64_t limit = smem_limit(spec_.arch);
-  int64_t ring_offset = 0;
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    ring_offset = (smem_bytes_ + 1023) / 1024 * 1024;
+  int64_t ring_offset = 0, scratch_end = 0;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    // [scratch][the epilogue's TMA staging][ring], each 1024-byte aligned.
+    scratch_end = (smem_bytes_ + 1023) / 1024 * 1024;
+    ring_offset = scratch_end + staged_bytes_;
+    staged_param_ = -1;
+    staged_bytes_ = 0;
     // 1024 bytes of slack: dynamic shared memory is only 16-byte aligned, and the ring needs 1024.
     stages_ = static_cast<int>(
         std::min<int64_t>(kMaxStages, (limit - 1024 - ring_offset) / p.stage_bytes()));
@@ -155,7 +224,8 @@ EmittedKernel Emitter::run_pipelined() {
     depth_ = 3;
     role_ = Role::Consumer;
     block(f_.body);
-    if ((smem_bytes_ + 1023) / 1024 * 1024 == ring_offset) break;  // the scratch was as assumed
+    // The scratch and the staging were as assumed.
+    if ((smem_bytes_ + 1023) / 1024 * 1024 + staged_bytes_ == ring_offset) break;
   }
   const std::string consumer = out_.str();
   out_.str("");
@@ -172,6 +242,7 @@ EmittedKernel Emitter::run_pipelined() {
   k.reports_errors = reports_errors_;
   k.persistent = true;
   k.tensor_maps = {{p.a_param, p.a_atom(), p.bm, p.a_swizzle_bytes()}, {p.b_param, 64, p.bk, 128}};
+  if (staged_param_ >= 0) k.tensor_maps.push_back({staged_param_, 64, 64, 128});
 
   line("// ---- kernel '", comment_text(f_.name), "' (",
        comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
@@ -191,6 +262,7 @@ EmittedKernel Emitter::run_pipelined() {
   params +=
       ", const __grid_constant__ TesseraTensorMap tsr_map0, const __grid_constant__ "
       "TesseraTensorMap tsr_map1";
+  if (staged_param_ >= 0) params += ", const __grid_constant__ TesseraTensorMap tsr_map2";
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ", 1) ", k.entry, "(", params,
        ")");
   line("#ifdef TESSERA_HOPPER");
@@ -198,6 +270,7 @@ EmittedKernel Emitter::run_pipelined() {
   line("unsigned char* const tsr_smem = tsr_smem_raw + ((1024 - (tsr_smem_addr(tsr_smem_raw) & ",
        "1023)) & 1023);");
   line("unsigned char* const tsr_ring = tsr_smem + ", ring_offset, ";");
+  if (staged_param_ >= 0) line("unsigned char* const tsr_staged = tsr_smem + ", scratch_end, ";");
   line("__shared__ unsigned long long tsr_full[", stages_, "], tsr_empty[", stages_, "];");
   open("if (threadIdx.x == 0)");
   open("for (int s = 0; s < ", stages_, "; ++s)");
@@ -240,6 +313,8 @@ EmittedKernel Emitter::run_pipelined() {
   tile_loop();
   out_ << consumer;
   close();
+  if (staged_param_ >= 0)
+    line("if ((tid & 127) == 0) tsr_bulk_wait();  // the last tile's stores are complete");
   line("#endif");
   close();
   k.source =

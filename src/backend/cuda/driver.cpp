@@ -82,6 +82,16 @@ LoadedDriver load() {
 #define TESSERA_CUDA_DRIVER_RESOLVE(name) resolve(#name, reinterpret_cast<void**>(&d.api.name));
   TESSERA_CUDA_DRIVER_API(TESSERA_CUDA_DRIVER_RESOLVE)
 #undef TESSERA_CUDA_DRIVER_RESOLVE
+  const auto resolve_optional = [&](const char* name, void** slot) {
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS ||
+        status != CU_GET_PROC_ADDRESS_SUCCESS)
+      *slot = nullptr;
+  };
+#define TESSERA_CUDA_DRIVER_RESOLVE(name) \
+  resolve_optional(#name, reinterpret_cast<void**>(&d.api.name));
+  TESSERA_CUDA_DRIVER_API_OPTIONAL(TESSERA_CUDA_DRIVER_RESOLVE)
+#undef TESSERA_CUDA_DRIVER_RESOLVE
 
   if (d.api.cuDriverGetVersion) d.api.cuDriverGetVersion(&d.api.version);
   if (d.api.version < kMinDriverVersion || !missing.empty()) {

@@ -59,9 +59,18 @@ namespace tessera::backend::cuda {
   X(cuEventQuery)                  \
   X(cuEventSynchronize)
 
+// Entry points newer than kMinDriverVersion: null on a driver that lacks them, so every use has
+// a fallback. The function enumeration (CUDA 12.4) finds a kernel in a module without probing
+// names that are not there (a probe's CUDA_ERROR_NOT_FOUND is an API error to the sanitizers).
+#define TESSERA_CUDA_DRIVER_API_OPTIONAL(X) \
+  X(cuModuleGetFunctionCount)               \
+  X(cuModuleEnumerateFunctions)             \
+  X(cuFuncGetName)
+
 struct DriverApi {
 #define TESSERA_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
   TESSERA_CUDA_DRIVER_API(TESSERA_CUDA_DRIVER_MEMBER)
+  TESSERA_CUDA_DRIVER_API_OPTIONAL(TESSERA_CUDA_DRIVER_MEMBER)
 #undef TESSERA_CUDA_DRIVER_MEMBER
   int version = 0;  // cuDriverGetVersion: 13000 for CUDA 13.0
 };

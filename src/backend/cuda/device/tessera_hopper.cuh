@@ -64,6 +64,36 @@ __device__ __forceinline__ void tsr_tma_prefetch_map(const TesseraTensorMap* map
                : "memory");
 }
 
+// ---- TMA stores: a 2-D box of shared memory into a tensor, tracked in bulk groups ---------------
+// Elements of the box outside the tensor are not written. The threads that wrote the box fence
+// their writes to the async proxy (tsr_fence_async_smem) and meet at a barrier before one thread
+// issues the store; that thread waits (tsr_bulk_wait_read) before the box is written again.
+__device__ __forceinline__ void tsr_tma_store_2d(const TesseraTensorMap* map, const void* src,
+                                                 int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+          reinterpret_cast<unsigned long long>(map)),
+      "r"(c0), "r"(c1), "r"(tsr_smem_addr(src))
+      : "memory");
+}
+__device__ __forceinline__ void tsr_bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+// Until this thread's committed stores have read their shared memory (it may be written again).
+__device__ __forceinline__ void tsr_bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+// Until this thread's committed stores are complete.
+__device__ __forceinline__ void tsr_bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+__device__ __forceinline__ void tsr_fence_async_smem() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void tsr_st_smem_u32(void* p, unsigned v) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(tsr_smem_addr(p)), "r"(v) : "memory");
+}
+
 // ---- wgmma -------------------------------------------------------------------------------------
 // A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, leading
 // and stride byte offsets, all >> 4, and the swizzle mode in bits 62-63 (1: 128B, 2: 64B, 3: 32B).

@@ -63,6 +63,30 @@ __device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[1]) {
   asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(w[0]) : "memory");
 }
 
+__device__ __forceinline__ void tsr_st_word(void* p, unsigned w) {
+  asm volatile("st.global.u32 [%0], %1;" ::"l"(p), "r"(w) : "memory");
+}
+// Two f32 values rounded to nearest-even f16 / bf16 (as tsr_f32_to_f16 / _bf16 round each) and
+// packed low-first into one word, by one instruction.
+__device__ __forceinline__ unsigned tsr_pack_f16x2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+  unsigned w;
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+#else
+  return tsr_f32_to_f16(lo) | (unsigned)tsr_f32_to_f16(hi) << 16;
+#endif
+}
+__device__ __forceinline__ unsigned tsr_pack_bf16x2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+  unsigned w;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));
+  return w;
+#else
+  return tsr_f32_to_bf16(lo) | (unsigned)tsr_f32_to_bf16(hi) << 16;
+#endif
+}
+
 // Element e of a little-endian word array, as storage type S (e is a constant after unrolling).
 template <class S>
 struct tsr_word;
