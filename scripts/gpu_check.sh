@@ -107,6 +107,8 @@ if [ $quick = 0 ]; then
   step "bench launch overhead" "$OUT/bench.log" "$bin/bench/bench_launch"
   step "bench gemm" "$OUT/bench.log" "$bin/bench/bench_gemm"
   step "bench torch gemm reference" "$OUT/bench.log" python3 bench/torch_reference.py --gemm
+  # The Ampere lowering (sm_80 code, loaded as PTX) on this GPU, for comparison.
+  step "bench gemm (sm_80 code)" "$OUT/bench.log" env TESSERA_TARGET_ARCH=sm_80 "$bin/bench/bench_gemm" 4096 4096 4096 4000 3000 2000
   [ -x "$bin/bench/bench_simt_vs_tile" ] && step "bench simt vs tile" "$OUT/bench.log" "$bin/bench/bench_simt_vs_tile"
   step "bench torch/triton reference" "$OUT/bench.log" python3 bench/torch_reference.py
 fi

@@ -55,11 +55,7 @@ void dump(std::string_view stage, const ir::Function& f) {
 // the 16-byte vector paths and once with scalar accesses.
 void nvrtc_check(const ir::Function& f) {
   for (std::string_view item : env_list("TESSERA_NVRTC_CHECK")) {
-    backend::cuda::Arch arch;
-    if (item.size() < 5 || !item.starts_with("sm_") ||
-        std::sscanf(std::string(item.substr(3)).c_str(), "%1d%1d", &arch.major, &arch.minor) != 2)
-      fail<UsageError>("TESSERA_NVRTC_CHECK: '", item, "' is not an architecture like sm_90a");
-    arch.specific = item.ends_with("a");
+    const backend::cuda::Arch arch = backend::cuda::parse_arch(item, "TESSERA_NVRTC_CHECK");
     for (const backend::cuda::TensorSpec tensor :
          {backend::cuda::TensorSpec{true, 16}, backend::cuda::TensorSpec{false, 1}}) {
       const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};

@@ -5,6 +5,8 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "gpu_context.hpp"
 #include "tessera/backend/cuda/device.hpp"
@@ -12,6 +14,7 @@
 #include "tessera/backend/cuda/memory.hpp"
 #include "tessera/backend/cuda/nvrtc_info.hpp"
 #include "tessera/core/error.hpp"
+#include "tessera/runtime/env.hpp"
 
 namespace tessera::runtime {
 
@@ -133,7 +136,21 @@ void gpu_synchronize(Device d) {
 }
 
 backend::cuda::Arch gpu_arch(Device d) {
-  return cuda::exact_arch(gpu_context(d).props());
+  const cuda::DeviceProps& props = gpu_context(d).props();
+  const cuda::Arch exact = cuda::exact_arch(props);
+  const std::vector<std::string_view> target = env_list("TESSERA_TARGET_ARCH");
+  if (target.empty()) return exact;
+  if (target.size() > 1)
+    fail<UsageError>("TESSERA_TARGET_ARCH names one architecture (like sm_80), not ",
+                     target.size());
+  const cuda::Arch arch = cuda::parse_arch(target[0], "TESSERA_TARGET_ARCH");
+  if (arch.major * 10 + arch.minor > exact.major * 10 + exact.minor ||
+      arch.major < cuda::kMinComputeMajor || (arch.specific && arch != exact))
+    fail<UsageError>("TESSERA_TARGET_ARCH=", arch.str(), " cannot run on ", d.str(), " (",
+                     props.name, ", ", exact.str(), "): name sm_", cuda::kMinComputeMajor,
+                     "0 or newer, no newer than the GPU, with the \"a\" suffix only for the "
+                     "GPU's own architecture");
+  return arch;
 }
 
 }  // namespace tessera::runtime

@@ -84,9 +84,13 @@ class GpuWork final : public DeviceWork {
 
 std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k) {
   const cuda::DeviceContext& ctx = gpu_context(d);
-  const cuda::Arch arch = cuda::exact_arch(ctx.props());
+  const cuda::Arch arch = gpu_arch(d);
+  // Code for an older architecture (TESSERA_TARGET_ARCH) is loaded as PTX, which the driver
+  // compiles for this GPU; a cubin runs only on its own architecture.
+  const bool as_ptx = !(arch == cuda::exact_arch(ctx.props()));
   std::string options;
   for (const std::string& o : cuda::default_compile_options(arch)) options += o + " ";
+  if (as_ptx) options += "image=ptx";
   const std::string key = jit_key({.program = k.source,
                                    .specialization = "entry=" + k.entry,
                                    .arch = arch.str(),
@@ -95,9 +99,8 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
 
   // One loaded kernel per device, key and launch configuration: modules are never unloaded, so
   // this bounds them. (The configuration is not part of the JIT key: it does not change the cubin.)
-  std::string loaded_key =
-      detail::cat(d.index(), "|", k.threads_per_block, "x", k.blocks_per_tile, "|",
-                  k.dynamic_shared_bytes, "|");
+  std::string loaded_key = detail::cat(d.index(), "|", k.threads_per_block, "x", k.blocks_per_tile,
+                                       "|", k.dynamic_shared_bytes, "|");
   for (const GpuParam& p : k.params)
     loaded_key += detail::cat(static_cast<int>(p.kind), dtype_name(p.dtype), ",");
   loaded_key += "|" + key;
@@ -117,6 +120,12 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
     dump_file("ptx", k.name, key, ".ptx", fresh->ptx);
   }
   const JitCache::Blob cubin = JitCache::global().get(key, k.name, [&] {
+    if (as_ptx) {
+      if (!fresh) fresh = cuda::compile_cuda(k.source, file_name, arch);
+      std::vector<char> image(fresh->ptx.begin(), fresh->ptx.end());
+      image.push_back('\0');  // cuModuleLoadData takes PTX as a C string
+      return image;
+    }
     if (fresh) return std::move(fresh->cubin);
     cuda::CompiledCuda compiled = cuda::compile_cuda(k.source, file_name, arch);
     if (!compiled.log.empty() && log_enabled("jit"))

@@ -49,6 +49,21 @@ TEST(ArchName, IsSmMajorMinorWithTheSpecificSuffix) {
   EXPECT_EQ((Arch{8, 6, false}.str()), "sm_86");
 }
 
+TEST(ArchName, ParsesWhatStrPrintsAndRefusesTheRest) {
+  for (const Arch a : {kSm80, kSm90a, Arch{8, 6, false}}) EXPECT_EQ(parse_arch(a.str(), "X"), a);
+  for (const char* bad : {"sm_8", "sm80", "compute_80", "sm_90b", "sm_9a", "", "sm_800"}) {
+    try {
+      (void)parse_arch(bad, "TESSERA_TARGET_ARCH");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("TESSERA_TARGET_ARCH: '" + std::string(bad) +
+                                           "' is not an architecture like sm_80 or sm_90a"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(ArchName, DevicesFromHopperOnGetTheirSpecificArch) {
   EXPECT_EQ(exact_arch(8, 0).str(), "sm_80");
   EXPECT_EQ(exact_arch(8, 9).str(), "sm_89");

@@ -41,7 +41,10 @@ void gpu_fill(Device d, void* dst, const void* element, size_t element_bytes, si
 // Waits for all work launched on the device; throws BackendError if any of it failed.
 void gpu_synchronize(Device d);
 
-// The architecture that code for `d` is compiled for: the device's exact one (sm_90a on Hopper).
+// The architecture that code for `d` is compiled for: the device's exact one (sm_90a on Hopper),
+// or TESSERA_TARGET_ARCH=sm_80 (an older one, e.g. to run the Ampere lowering on a Hopper GPU:
+// its PTX is then compiled by the driver at load). A newer architecture, or an "a" target of
+// another architecture, is a UsageError.
 backend::cuda::Arch gpu_arch(Device d);
 
 // How a kernel parameter is passed (abi.hpp): Out and In as a TesseraTensorRef, a Scalar as its

@@ -1,7 +1,9 @@
 // compile_cuda: CUDA C++ -> PTX and cubin for one exact architecture.
 #include "tessera/backend/cuda/nvrtc.hpp"
 
+#include <cctype>
 #include <memory>
+#include <string_view>
 
 #include "nvrtc_api.hpp"
 #include "tessera/backend/cuda/nvrtc_info.hpp"
@@ -44,6 +46,18 @@ std::vector<std::string> default_compile_options(const Arch& arch) {
   // that include cuda_fp16.h and the like. NVRTC reads only what is #included.
   if (const std::string inc = cuda_include_dir(); !inc.empty()) options.push_back("-I" + inc);
   return options;
+}
+
+Arch parse_arch(std::string_view text, std::string_view setting) {
+  Arch arch;
+  const bool digits = text.size() >= 5 && text.starts_with("sm_") && std::isdigit(text[3]) &&
+                      std::isdigit(text[4]) && (text.size() == 5 || text.substr(5) == "a");
+  if (!digits)
+    fail<UsageError>(setting, ": '", text, "' is not an architecture like sm_80 or sm_90a");
+  arch.major = text[3] - '0';
+  arch.minor = text[4] - '0';
+  arch.specific = text.size() == 6;
+  return arch;
 }
 
 CompiledCuda compile_cuda(const std::string& source, const std::string& name, const Arch& arch,

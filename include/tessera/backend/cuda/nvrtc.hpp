@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tessera::backend::cuda {
@@ -10,9 +11,14 @@ namespace tessera::backend::cuda {
 struct Arch {
   int major = 8;
   int minor = 0;
-  bool specific = false;  // the "a" suffix
+  bool specific = false;    // the "a" suffix
   std::string str() const;  // "sm_90a"
+  friend bool operator==(const Arch&, const Arch&) = default;
 };
+
+// "sm_80", "sm_90a" -> Arch; anything else is a UsageError that names `setting` (where the text
+// came from, e.g. an environment variable).
+Arch parse_arch(std::string_view text, std::string_view setting);
 
 struct CompiledCuda {
   std::string ptx;
