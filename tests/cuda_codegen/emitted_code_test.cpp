@@ -103,6 +103,22 @@ TEST(EmittedCode, AccumulatorStoresWriteNeighbourPairsInOneAccess) {
   EXPECT_FALSE(has(kernel_part(build(e, unaligned_spec(e, kSm80)).kernel.source), "tsr_st_word("));
 }
 
+TEST(EmittedCode, PipelinedEpilogueLoadsAreIssuedBeforeTheLoop) {
+  // The bias row does not depend on the K loop: the consumers load it before their first wgmma,
+  // and the loop's result meets it after.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const std::string src = kernel_part(build(e, aligned_spec(e, kSm90a)).kernel.source);
+  const size_t consumers = src.find("tsr_regs_inc");
+  ASSERT_NE(consumers, std::string::npos) << src;
+  const size_t bias = src.find("= load $bias", consumers);
+  const size_t first_wgmma = src.find("tsr_wgmma_fence();", consumers);
+  const size_t add = src.find("= broadcast ", consumers);
+  ASSERT_NE(bias, std::string::npos) << src;
+  ASSERT_NE(first_wgmma, std::string::npos) << src;
+  EXPECT_LT(bias, first_wgmma) << src;
+  EXPECT_LT(first_wgmma, add) << src;
+}
+
 TEST(EmittedCode, PipelinedEpilogueStoresThroughSharedMemoryByTma) {
   // The pipelined GEMM's accumulator goes to shared memory (conflict-free swizzled rows) and out
   // by TMA, so the consumers start the next tile while it drains: a third tensor map, over the

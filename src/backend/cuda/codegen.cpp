@@ -203,6 +203,7 @@ void Emitter::op(const ir::Op& op) {
     if (&op == plan_.pipeline->loop)
       return role_ == Role::Producer ? producer_loop(op) : consumer_loop(op);
     if (role_ == Role::Producer && !plan_.pipeline->producer_ops.count(&op)) return;
+    if (hoisted_.count(&op)) return;  // emitted before the loop (consumer_loop)
   }
   current_op_ = &op;
   line("// ",

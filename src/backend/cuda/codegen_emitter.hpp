@@ -228,6 +228,8 @@ class Emitter {
   int staged_param_ = -1;
   int64_t staged_bytes_ = 0;
   int staged_cols_ = 0;
+  // Loads after the pipelined loop that the consumers issue before it (consumer_loop).
+  std::set<const ir::Op*> hoisted_;
   std::string wgmma_fn_;
 
   void index_ops(const ir::Block& b);

@@ -161,6 +161,29 @@ void Emitter::consumer_loop(const ir::Op& op) {
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
   line("// consumers: wgmma over each stage the producer filled, the accumulator in registers");
+  // The epilogue's loads that do not depend on the loop (a bias row, say) are issued before it,
+  // so their latency hides under the multiplies instead of stalling every tile's epilogue.
+  std::set<const ir::Op*> before;
+  for (const ir::Op& o : f_.body.ops) {
+    if (&o == &op) break;
+    before.insert(&o);
+  }
+  bool after = false;
+  for (const ir::Op& o : f_.body.ops) {
+    if (&o == &op) after = true;
+    // Loads, and the scalars their coordinates are computed from.
+    if (!after || (o.kind != ir::OpKind::Load && !scalar_and_pure(f_, o))) continue;
+    const bool invariant = std::all_of(o.operands.begin(), o.operands.end(), [&](ir::ValueId v) {
+      const ir::Op* d = def(v);
+      return d == nullptr || before.count(d) > 0;
+    });
+    if (!invariant) continue;
+    hoisted_.erase(&o);
+    this->op(o);
+    hoisted_.insert(&o);
+    before.insert(&o);
+  }
+  current_op_ = &op;
   const ir::ValueId acc = body.args[1];
   declare(acc);
   const Operand init = operand(op, 3);

@@ -3,14 +3,11 @@
 #include <vector>
 
 namespace tessera::backend::cuda {
-namespace {
 
 using ir::OpClass;
 using ir::OpKind;
 using ir::ValueId;
 
-// An op that computes scalars and nothing else: the producer may evaluate it again, and the
-// consumers may skip it when only the producer needs it.
 bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
   switch (ir::op_info(op.kind).cls) {
     case OpClass::Interface:
@@ -44,6 +41,8 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     if (!f.type(r).is_scalar()) return false;
   return true;
 }
+
+namespace {
 
 class Matcher {
  public:

@@ -50,6 +50,10 @@ struct MmaPipeline {
   int64_t stage_bytes() const { return a_bytes() + b_bytes(); }
 };
 
+// An op that computes scalars and nothing else: the producer may evaluate it again, the
+// consumers may skip it when only the producer needs it, or compute it early.
+bool scalar_and_pure(const ir::Function& f, const ir::Op& op);
+
 // The loop of f that the backend pipelines for `spec`, if any (sm_90a only, for now).
 std::optional<MmaPipeline> find_mma_pipeline(const ir::Function& f, const KernelSpec& spec);
 
