@@ -30,7 +30,7 @@ except Exception:  # pragma: no cover - Triton missing: torch only
 
 
 def row(name, ms, nbytes):
-    print(f"{name:<40} {ms:10.4f} ms {nbytes / ms / 1e6:10.1f} GB/s", flush=True)
+    print(f"{name:<48} {ms:10.4f} ms {nbytes / ms / 1e6:10.1f} GB/s", flush=True)
 
 
 def bench_elementwise(n):
@@ -70,6 +70,94 @@ if triton is not None:
         warps = 8 if block <= 8192 else 16
         _softmax_rows[(rows,)](out, x, cols, x.stride(0), out.stride(0), BLOCK=block,
                                num_warps=warps)
+
+
+if triton is not None:
+
+    @triton.jit
+    def _rmsnorm_rows(out_ptr, in_ptr, w_ptr, n_cols, in_stride, out_stride, eps,
+                      BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+        rstd = 1 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+        tl.store(out_ptr + r * out_stride + cols, (x * rstd * w).to(out_ptr.dtype.element_ty),
+                 mask=mask)
+
+    @triton.jit
+    def _layernorm_rows(out_ptr, in_ptr, w_ptr, b_ptr, n_cols, in_stride, out_stride, eps,
+                        BLOCK: tl.constexpr):
+        r = tl.program_id(0)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+        b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+        mean = tl.sum(x, axis=0) / n_cols
+        d = tl.where(mask, x - mean, 0.0)
+        rstd = 1 / tl.sqrt(tl.sum(d * d, axis=0) / n_cols + eps)
+        tl.store(out_ptr + r * out_stride + cols, (d * rstd * w + b).to(out_ptr.dtype.element_ty),
+                 mask=mask)
+
+    def _warps(block):
+        return 8 if block <= 8192 else 16
+
+    def triton_rmsnorm(x, w, out, eps):
+        block = triton.next_power_of_2(x.shape[1])
+        _rmsnorm_rows[(x.shape[0],)](out, x, w, x.shape[1], x.stride(0), out.stride(0), eps,
+                                     BLOCK=block, num_warps=_warps(block))
+
+    def triton_layernorm(x, w, b, out, eps):
+        block = triton.next_power_of_2(x.shape[1])
+        _layernorm_rows[(x.shape[0],)](out, x, w, b, x.shape[1], x.stride(0), out.stride(0), eps,
+                                       BLOCK=block, num_warps=_warps(block))
+
+
+ROWWISE_SHAPES = [(8192, 8192), (32768, 4096), (1024, 65536)]
+
+
+def bench_rowwise(shapes):
+    """bench/rowwise's workloads: softmax, RMSNorm, LayerNorm in f16 and bf16, torch eager and
+    Triton (one program per row). Each Triton result is checked against torch in f32."""
+    eps = 1e-5
+    for rows, cols in shapes:
+        for dtype, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            x = torch.randn(rows, cols, device="cuda", dtype=dtype)
+            w = torch.randn(cols, device="cuda", dtype=torch.float32)
+            b = torch.randn(cols, device="cuda", dtype=torch.float32)
+            out = torch.empty_like(x)
+            nbytes = 2 * x.numel() * x.element_size()
+            shape = f"{rows}x{cols}"
+            xf = x.float()
+            refs = {
+                "softmax": torch.softmax(xf, dim=-1),
+                "rmsnorm": xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps) * w,
+                "layernorm": torch.nn.functional.layer_norm(xf, (cols,), w, b, eps),
+            }
+            runs = {
+                "softmax": (lambda: torch.softmax(x, dim=-1),
+                            triton and (lambda: triton_softmax(x, out))),
+                "rmsnorm": (lambda: torch.nn.functional.rms_norm(x, (cols,), w.to(dtype), eps),
+                            triton and (lambda: triton_rmsnorm(x, w, out, eps))),
+                "layernorm": (lambda: torch.nn.functional.layer_norm(x, (cols,), w.to(dtype),
+                                                                     b.to(dtype), eps),
+                              triton and (lambda: triton_layernorm(x, w, b, out, eps))),
+            }
+            for op, (eager, fused) in runs.items():
+                row(f"torch {op} {tag} {shape}",
+                    do_bench(eager, warmup=25, rep=200, return_mode="median"), nbytes)
+                if not fused:
+                    continue
+                fused()
+                ref = refs[op]
+                err = ((out.float() - ref).norm() / ref.norm()).item()
+                if not err < 1e-2:
+                    print(f"triton {op} {tag} {shape} wrong: rel err {err}", file=sys.stderr)
+                    sys.exit(1)
+                row(f"triton {op} {tag} {shape}",
+                    do_bench(fused, warmup=25, rep=200, return_mode="median"), nbytes)
 
 
 def bench_softmax(shapes):
@@ -122,11 +210,15 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--log2n", type=int, default=28)
     p.add_argument("--gemm", action="store_true", help="only the GEMM rows")
+    p.add_argument("--rowwise", action="store_true", help="only bench/rowwise's rows")
     args = p.parse_args()
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{triton.__version__ if triton else 'absent'}")
     if args.gemm:
         bench_gemm(GEMM_SHAPES)
+        return
+    if args.rowwise:
+        bench_rowwise(ROWWISE_SHAPES)
         return
     bench_elementwise(1 << args.log2n)
     bench_softmax([(8192, 8192), (32768, 4096)])

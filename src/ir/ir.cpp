@@ -26,4 +26,12 @@ std::string_view to_string(ParamKind k) {
   return "?";
 }
 
+std::string_view to_string(Numerics n) {
+  switch (n) {
+    case Numerics::exact: return "exact";
+    case Numerics::fast: return "fast";
+  }
+  return "?";
+}
+
 }  // namespace tessera::ir

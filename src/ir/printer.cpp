@@ -22,7 +22,9 @@ class Printer {
       if (p.kind == ParamKind::Out) os_ << " tile " << tessera::to_string(p.tile_shape);
       else if (p.kind == ParamKind::In) os_ << " rank " << p.rank;
     }
-    os_ << ") grid rank " << f_.grid_rank << " {\n";
+    os_ << ") grid rank " << f_.grid_rank;
+    if (f_.numerics != Numerics::exact) os_ << " numerics " << to_string(f_.numerics);
+    os_ << " {\n";
     block(f_.body, 1);
     os_ << "}\n";
     return os_.str();

@@ -1,6 +1,7 @@
 #include "tessera/tile/trace.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "tessera/ir/builder.hpp"
 
@@ -22,6 +23,7 @@ struct TraceState {
     made_at[v] = loc;
   }
   SourceLoc loc_of(ir::ValueId v) const { return v < made_at.size() ? made_at[v] : SourceLoc{}; }
+  std::optional<SourceLoc> numerics_loc;  // where the kernel chose its numerics, if it did
 };
 
 thread_local TraceState* g_trace = nullptr;
@@ -157,6 +159,17 @@ ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc
     b = emit_broadcast_to(b, out, loc);
   }
   return emit(kind, {a, b}, {}, loc);
+}
+
+void set_numerics(ir::Numerics n, SourceLoc loc) {
+  TraceState& t = current(loc);
+  if (t.numerics_loc && t.fn.numerics != n)
+    fail_at<KernelError>(loc, "kernel '", t.fn.name, "' asks for numerics ", ir::to_string(n),
+                         " here, but ", t.numerics_loc->str(), " already set ",
+                         ir::to_string(t.fn.numerics),
+                         ": a kernel has one numerics policy (it applies to the whole kernel)");
+  t.fn.numerics = n;
+  t.numerics_loc = loc;
 }
 
 const ir::Type& type_of(ir::ValueId v) { return current({}).fn.type(v); }

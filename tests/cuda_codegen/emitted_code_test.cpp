@@ -283,5 +283,23 @@ TEST(EmittedCode, SharedMemoryBeyondTheArchitectureIsAKernelErrorAtTheUsersLine)
   }
 }
 
+TEST(EmittedCode, FastNumericsTakeTheApproximateInstructionsAndExactOnesDoNot) {
+  // Softmax: exp through ex2.approx, the division by the row's sum through one reciprocal, the
+  // row max through max.NaN (NaN still propagates). Exact keeps libm's expf and IEEE division.
+  for (const ir::Numerics n : {ir::Numerics::exact, ir::Numerics::fast}) {
+    ir::Function f = corpus_kernel("softmax_f16");
+    f.numerics = n;
+    const Built b = build(f, aligned_spec(f, kSm90a));
+    const std::string source = kernel_part(b.kernel.source);
+    const bool fast = n == ir::Numerics::fast;
+    EXPECT_EQ(has(source, "__expf("), fast) << source;
+    EXPECT_EQ(has(source, "__fdividef("), fast) << source;
+    EXPECT_EQ(has(source, "tsr_max_fast("), fast) << source;
+    EXPECT_EQ(has(b.compiled.ptx, "max.NaN.f32"), fast) << b.compiled.ptx;
+    EXPECT_EQ(has(b.compiled.ptx, "div.rn.f32"), !fast) << b.compiled.ptx;
+    EXPECT_TRUE(has(b.compiled.ptx, "ex2.approx")) << b.compiled.ptx;  // expf uses it too
+  }
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -10,6 +10,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include "tessera/ir/printer.hpp"
 #include "tile/trace_kernel.hpp"
 
 namespace tessera::test {
@@ -246,6 +247,65 @@ TEST(SourceLine, CorrectKernelTracesWithoutError) {
         });
   };
   EXPECT_NO_THROW(correct());
+}
+
+// ---- numerics ----------------------------------------------------------------------------------
+
+TEST(Numerics, KernelsAreExactUnlessTheyAskForFast) {
+  auto body = [](Out<float> z, In<float> x) { z.store(exp(load_like(x, z))); };
+  const auto params = std::vector{out_param("z", DType::F32, {8}), in_param("x", DType::F32, 1)};
+  const ir::Function plain = trace_kernel<Out<float>, In<float>>("k", params, body);
+  EXPECT_EQ(plain.numerics, ir::Numerics::exact);
+  EXPECT_EQ(ir::print(plain).find("numerics"), std::string::npos) << ir::print(plain);
+
+  const ir::Function fast =
+      trace_kernel<Out<float>, In<float>>("k", params, [&](Out<float> z, In<float> x) {
+        body(z, x);
+        numerics(Numerics::fast);  // applies to the whole kernel, wherever it is said
+      });
+  EXPECT_EQ(fast.numerics, ir::Numerics::fast);
+  EXPECT_NE(ir::print(fast).find("grid rank 1 numerics fast {"), std::string::npos)
+      << ir::print(fast);
+}
+
+TEST(Numerics, SayingTheSamePolicyTwiceIsFine) {
+  const ir::Function f = trace_kernel<Out<float>, In<float>>(
+      "k", {out_param("z", DType::F32, {8}), in_param("x", DType::F32, 1)},
+      [](Out<float> z, In<float> x) {
+        numerics(Numerics::fast);
+        z.store(load_like(x, z));
+        numerics(Numerics::fast);
+      });
+  EXPECT_EQ(f.numerics, ir::Numerics::fast);
+}
+
+TEST(SourceLine, TwoDifferentNumericsPolicies) {
+  int first = 0;
+  const std::string m = trace_error([&](Out<float> z, In<float> x) {
+    first = __LINE__ + 1;
+    numerics(Numerics::fast);
+    z.store(load_like(x, z));
+    at(__LINE__, [&] { numerics(Numerics::exact); });
+  });
+  const std::string here = tessera::detail::cat(__FILE__, ":", g_line, ":");
+  EXPECT_EQ(m.substr(0, here.size()), here) << m;
+  EXPECT_NE(m.find(tessera::detail::cat("error: kernel 'k' asks for numerics exact here, but ",
+                                        __FILE__, ":", first, ":")),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(" already set fast: a kernel has one numerics policy (it applies to the whole "
+                   "kernel)"),
+            std::string::npos)
+      << m;
+}
+
+TEST(SourceLine, NumericsOutsideAKernel) {
+  try {
+    numerics(Numerics::fast);
+    ADD_FAILURE() << "numerics() outside a trace did not throw";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("outside a kernel trace"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -92,6 +92,13 @@ struct Param {
   Shape tile_shape;  // Out: this block's tile, fixed by the partition
 };
 
+// How a kernel's floating-point math may be lowered (docs/dsl.md, "Numerics"). `exact`: every
+// backend computes what the CPU backend computes (IEEE division, libm-accurate exp and log,
+// NaN-checking max). `fast`: the GPU may use its approximate instructions for f32 math, each within
+// the error bound docs/dsl.md states; NaN still propagates through max and min.
+enum class Numerics : uint8_t { exact, fast };
+std::string_view to_string(Numerics n);
+
 // Which invariants hold: right after tracing, locals may remain; after promote_locals they may not.
 enum class Stage : uint8_t { Traced, Promoted };
 
@@ -99,6 +106,7 @@ struct Function {
   std::string name;
   std::vector<Param> params;
   int grid_rank = 0;        // rank of the Out partitions, which is the grid's rank
+  Numerics numerics = Numerics::exact;
   std::vector<Type> values;  // type of each ValueId
   std::vector<Type> vars;    // type of each tracer-local variable
   Block body;

@@ -42,6 +42,15 @@ void if_(At<Tile<bool>> cond, F&& then_body, G&& else_body = nullptr) {
   detail::trace_if(cond.value.value(cond.loc), then_body, otherwise, cond.loc);
 }
 
+// The kernel's numerics policy (docs/dsl.md, "Numerics"): Numerics::exact (the default: every
+// backend computes what the CPU backend computes) or Numerics::fast (the GPU may use approximate
+// f32 instructions for exp, log, division, rsqrt, sin, cos, max and min, within documented error
+// bounds). It applies to the whole kernel wherever it is said, and is part of the JIT key.
+using ir::Numerics;
+inline void numerics(Numerics n, std::source_location l = std::source_location::current()) {
+  detail::set_numerics(n, l);
+}
+
 // A format string whose location is the caller's.
 struct Format {
   Format(const char* text, std::source_location l = std::source_location::current())  // NOLINT

@@ -57,6 +57,9 @@ ir::ValueId emit_constant(DType dtype, double value, SourceLoc loc);
 // Broadcasts `v` (numpy rules: leading axes added, extent-1 axes stretched) to `shape`.
 ir::ValueId emit_broadcast_to(ir::ValueId v, const Shape& shape, SourceLoc loc);
 
+// Sets the kernel's numerics policy (it applies to the whole kernel, wherever it is set).
+void set_numerics(ir::Numerics n, SourceLoc loc);
+
 const ir::Type& type_of(ir::ValueId v);
 const ir::Param& param(int index);
 int grid_rank();

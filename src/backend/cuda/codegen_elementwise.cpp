@@ -11,6 +11,9 @@ using ir::OpKind;
 bool is_f64(DType t) {
   return t == DType::F64;
 }
+bool is_float32_math(DType t) {  // computed in f32 registers (f16 and bf16 are widened)
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
 
 // f(x) in f32 (rounded to rt: f16/bf16, or f32 when the store rounds) or f64.
 std::string math(DType t, DType rt, const char* f32, const char* f64, const std::string& x) {
@@ -18,8 +21,22 @@ std::string math(DType t, DType rt, const char* f32, const char* f64, const std:
   return round_to(rt, std::string(f32) + "(" + x + ")");
 }
 
+// Under Numerics::fast, f32 math may take the GPU's approximate instructions (the CUDA intrinsics
+// below; their error bounds are in docs/dsl.md, "Numerics"). f64 and integer math never change.
+std::string fast_unary(OpKind k, DType t, DType rt, const std::string& x) {
+  if (!is_float32_math(t)) return {};
+  if (k == OpKind::Exp) return round_to(rt, "__expf(" + x + ")");  // ex2.approx(x * log2 e)
+  if (k == OpKind::Log) return round_to(rt, "__logf(" + x + ")");  // lg2.approx(x) * ln 2
+  if (k == OpKind::Rsqrt) return round_to(rt, "rsqrtf(" + x + ")");
+  if (k == OpKind::Sin) return round_to(rt, "__sinf(" + x + ")");
+  if (k == OpKind::Cos) return round_to(rt, "__cosf(" + x + ")");
+  return {};
+}
+
 // t: the operands' dtype; rt: the dtype the result is rounded to here (see rounded_by_store).
-std::string unary_expr(OpKind k, DType t, DType rt, const std::string& x) {
+std::string unary_expr(OpKind k, DType t, DType rt, ir::Numerics numerics, const std::string& x) {
+  if (numerics == ir::Numerics::fast)
+    if (std::string e = fast_unary(k, t, rt, x); !e.empty()) return e;
   if (k == OpKind::Neg) return "tsr_neg(" + x + ")";
   if (k == OpKind::Abs) return "tsr_abs(" + x + ")";
   if (k == OpKind::Not) return "!" + x;
@@ -34,14 +51,18 @@ std::string unary_expr(OpKind k, DType t, DType rt, const std::string& x) {
   return math(t, rt, "cosf", "cos", x);
 }
 
-std::string binary_expr(OpKind k, DType t, DType rt, const std::string& a, const std::string& b) {
+std::string binary_expr(OpKind k, DType t, DType rt, ir::Numerics numerics, const std::string& a,
+                        const std::string& b) {
   const std::string args = "(" + a + ", " + b + ")";
+  const bool fast = numerics == ir::Numerics::fast && is_float32_math(t);
   if (k == OpKind::Add) return round_to(rt, "tsr_add" + args);
   if (k == OpKind::Sub) return round_to(rt, "tsr_sub" + args);
   if (k == OpKind::Mul) return round_to(rt, "tsr_mul" + args);
-  if (k == OpKind::Div) return round_to(rt, "tsr_div" + args);
-  if (k == OpKind::Max) return "tsr_max" + args;  // one of the operands: already rounded
-  if (k == OpKind::Min) return "tsr_min" + args;
+  // a * rcp.approx(b): a row's `e / sum` then takes one reciprocal a row (the compiler shares it).
+  if (k == OpKind::Div) return round_to(rt, (fast ? "__fdividef" : "tsr_div") + args);
+  // One of the operands, already rounded; NaN propagates either way.
+  if (k == OpKind::Max) return (fast ? "tsr_max_fast" : "tsr_max") + args;
+  if (k == OpKind::Min) return (fast ? "tsr_min_fast" : "tsr_min") + args;
   if (k == OpKind::And) return "(" + a + (t == DType::Bool ? " && " : " & ") + b + ")";
   if (k == OpKind::Or) return "(" + a + (t == DType::Bool ? " || " : " | ") + b + ")";
   const char* cmp = k == OpKind::CmpEq   ? " == "
@@ -95,13 +116,16 @@ void Emitter::iota(const ir::Op& op) {
 
 void Emitter::unary(const ir::Op& op) {
   const DType t = type(op.operands[0]).dtype, rt = rounding(op.results[0]);
-  map(op, [&](const std::vector<std::string>& x) { return unary_expr(op.kind, t, rt, x[0]); });
+  map(op, [&](const std::vector<std::string>& x) {
+    return unary_expr(op.kind, t, rt, fn().numerics, x[0]);
+  });
 }
 
 void Emitter::binary(const ir::Op& op) {
   const DType t = type(op.operands[0]).dtype, rt = rounding(op.results[0]);
-  map(op,
-      [&](const std::vector<std::string>& x) { return binary_expr(op.kind, t, rt, x[0], x[1]); });
+  map(op, [&](const std::vector<std::string>& x) {
+    return binary_expr(op.kind, t, rt, fn().numerics, x[0], x[1]);
+  });
 }
 
 void Emitter::select(const ir::Op& op) {

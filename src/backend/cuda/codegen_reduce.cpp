@@ -14,10 +14,12 @@
 namespace tessera::backend::cuda::detail {
 namespace {
 
-std::string combine(ir::OpKind k, const std::string& a, const std::string& b) {
+// `fast`: the kernel's numerics are fast and the accumulator is f32 (max.NaN / min.NaN: one
+// instruction, NaN still propagates).
+std::string combine(ir::OpKind k, bool fast, const std::string& a, const std::string& b) {
   const char* f = k == ir::OpKind::ReduceSum   ? "tsr_add"
-                  : k == ir::OpKind::ReduceMax ? "tsr_max"
-                                               : "tsr_min";
+                  : k == ir::OpKind::ReduceMax ? (fast ? "tsr_max_fast" : "tsr_max")
+                                               : (fast ? "tsr_min_fast" : "tsr_min");
   return std::string(f) + "(" + a + ", " + b + ")";
 }
 
@@ -34,6 +36,10 @@ void Emitter::reduce(const ir::Op& op) {
   const Shape& shape = type(op.operands[0]).shape;
   const std::string acc = acc_type(dt), rt = reg_type(dt);
   const bool sum = op.kind == ir::OpKind::ReduceSum;
+  const bool fast = fn().numerics == ir::Numerics::fast && acc == "float";
+  const auto combine = [&](ir::OpKind k, const std::string& a, const std::string& b) {
+    return detail::combine(k, fast, a, b);
+  };
   declare(r);
   line("{");
   ++depth_;

@@ -1,0 +1,220 @@
+// Row-wise kernels written in the DSL as a user writes them, one row per tile block: softmax,
+// RMSNorm and LayerNorm, in f16 and bf16 (computed in f32), each under both numerics policies
+// (exact: what the CPU backend computes; fast: the GPU's approximate exp, division and rsqrt, see
+// docs/dsl.md "Numerics"). bench/torch_reference.py --rowwise times torch and Triton on the same
+// shapes in the same run.
+//
+// Each row: the median time per launch (a ring of async launches, 7 rounds after warm-up, fresh
+// random inputs) and GB/s counting what must move: the input read once and the output written
+// once (the norms' weight rows are noise beside that). Every result is checked on 16 random rows
+// against a double-precision reference; a wrong element is printed and the program exits 1.
+//
+//   rowwise                    the default shapes: 8192x8192, 32768x4096, 1024x65536
+//   rowwise ROWS COLS [...]    these shapes
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+#include "launch_ring.hpp"
+
+using namespace tessera;
+using namespace tessera::tile;
+
+constexpr float kEps = 1e-5f;
+
+template <class T, Numerics N>
+TESSERA_KERNEL(softmax_rows, Out<T> z, In<T> x) {
+  numerics(N);
+  const Tile<float> v = load_like(x, z, Pad::neg_inf()).template cast<float>();
+  const Tile<float> e = exp(v - max(v, 1));
+  z.store((e / sum(e, 1)).template cast<T>());
+};
+
+template <class T, Numerics N>
+TESSERA_KERNEL(rmsnorm_rows, Out<T> y, In<T> x, In<float> w) {
+  numerics(N);
+  const int64_t cols = y.shape()[1];
+  const Tile<float> v = load_like(x, y).template cast<float>();
+  const Tile<float> r = rsqrt(sum(v * v, 1) * (1.0f / static_cast<float>(cols)) + kEps);
+  y.store((v * r * load(w, {0, 0}, {1, cols})).template cast<T>());
+};
+
+template <class T, Numerics N>
+TESSERA_KERNEL(layernorm_rows, Out<T> y, In<T> x, In<float> w, In<float> b) {
+  numerics(N);
+  const int64_t cols = y.shape()[1];
+  const float inv = 1.0f / static_cast<float>(cols);
+  const Tile<float> v = load_like(x, y).template cast<float>();
+  const Tile<float> d = v - sum(v, 1) * inv;
+  const Tile<float> r = rsqrt(sum(d * d, 1) * inv + kEps);
+  y.store((d * r * load(w, {0, 0}, {1, cols}) + load(b, {0, 0}, {1, cols})).template cast<T>());
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+enum class Op { softmax, rmsnorm, layernorm };
+const char* name(Op op) {
+  return op == Op::softmax ? "softmax" : op == Op::rmsnorm ? "rmsnorm" : "layernorm";
+}
+
+// Normal(0, 1) values from a seed that changes every run.
+template <class T>
+std::vector<T> random_normal(int64_t n, uint64_t salt) {
+  std::vector<T> v(static_cast<size_t>(n));
+  uint64_t s = static_cast<uint64_t>(Clock::now().time_since_epoch().count()) * 2654435761u + salt;
+  s |= 1;
+  auto uniform = [&s] {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    return (static_cast<double>(s >> 11) + 0.5) * 0x1p-53;
+  };
+  for (auto& e : v)  // Box-Muller
+    e = T(static_cast<float>(std::sqrt(-2 * std::log(uniform())) *
+                             std::cos(6.283185307 * uniform())));
+  return v;
+}
+
+// One row of the op in double, from the T inputs (widened exactly).
+template <class T>
+std::vector<double> reference_row(Op op, const T* x, int64_t cols, const std::vector<float>& w,
+                                  const std::vector<float>& b) {
+  std::vector<double> v(static_cast<size_t>(cols)), out(v.size());
+  for (int64_t c = 0; c < cols; ++c) v[c] = static_cast<float>(x[c]);
+  if (op == Op::softmax) {
+    const double m = *std::max_element(v.begin(), v.end());
+    double s = 0;
+    for (double e : v) s += std::exp(e - m);
+    for (int64_t c = 0; c < cols; ++c) out[c] = std::exp(v[c] - m) / s;
+  } else if (op == Op::rmsnorm) {
+    double ss = 0;
+    for (double e : v) ss += e * e;
+    const double r = 1 / std::sqrt(ss / static_cast<double>(cols) + kEps);
+    for (int64_t c = 0; c < cols; ++c) out[c] = v[c] * r * w[c];
+  } else {
+    double mean = 0, var = 0;
+    for (double e : v) mean += e;
+    mean /= static_cast<double>(cols);
+    for (double e : v) var += (e - mean) * (e - mean);
+    const double r = 1 / std::sqrt(var / static_cast<double>(cols) + kEps);
+    for (int64_t c = 0; c < cols; ++c) out[c] = (v[c] - mean) * r * w[c] + b[c];
+  }
+  return out;
+}
+
+// Checks 16 random rows. The bound: T's rounding of the result (half an ulp, one more for the f32
+// steps and, under fast numerics, the approximate instructions' few f32 ulps); absolutely, T's
+// subnormal spacing for the tiny probabilities of a long softmax row, and for the norms the f32
+// rounding of terms of size ~1 that cancel to a result near zero.
+template <class T>
+bool check(Op op, const char* what, const std::vector<T>& got, const std::vector<T>& x,
+           int64_t rows, int64_t cols, const std::vector<float>& w, const std::vector<float>& b) {
+  const double rel = std::is_same_v<T, half> ? 0x1p-10 : 0x1p-7;
+  const double abs = op != Op::softmax ? 1e-6 : std::is_same_v<T, half> ? 0x1p-24 : 0x1p-126;
+  uint64_t r = 0x9E3779B97F4A7C15ull;
+  for (int t = 0; t < 16; ++t) {
+    r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+    const int64_t i = static_cast<int64_t>(r % static_cast<uint64_t>(rows));
+    const std::vector<double> want = reference_row(op, &x[i * cols], cols, w, b);
+    for (int64_t c = 0; c < cols; ++c) {
+      const double g = static_cast<float>(got[i * cols + c]);
+      if (!(std::fabs(g - want[c]) <= rel * std::fabs(want[c]) + abs)) {
+        std::printf("WRONG %s %lldx%lld: [%lld][%lld] = %.6g, reference %.6g\n", what,
+                    static_cast<long long>(rows), static_cast<long long>(cols),
+                    static_cast<long long>(i), static_cast<long long>(c), g, want[c]);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+template <class T, class Launch>
+double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
+  std::vector<Partition<T, 2>> outs;
+  for (int i = 0; i < 3; ++i) outs.push_back(zeros<T>({rows, cols}).partition({1, cols}));
+  LaunchRing ring(std::move(launch), std::move(outs));
+  for (int w = 0; w < 6; ++w) ring.relaunch_oldest();
+  std::vector<double> rounds;
+  for (int r = 0; r < 7; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
+    rounds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
+                     iterations);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}
+
+// Runs, checks and times one op in one dtype under one numerics policy.
+template <class T, Numerics N>
+bool bench(Op op, const char* tag, int64_t rows, int64_t cols) {
+  const std::vector<T> hx = random_normal<T>(rows * cols, static_cast<uint64_t>(op) + 1);
+  std::vector<float> hw = random_normal<float>(cols, 7), hb = random_normal<float>(cols, 8);
+  const auto x = from_host<T>(hx, {rows, cols});
+  const auto w = from_host<float>(hw, {1, cols});
+  const auto b = from_host<float>(hb, {1, cols});
+  auto launch = [&](Partition<T, 2> out) {
+    if (op == Op::softmax) return std::get<0>(softmax_rows<T, N>(std::move(out), x).sync());
+    if (op == Op::rmsnorm) return std::get<0>(rmsnorm_rows<T, N>(std::move(out), x, w).sync());
+    return std::get<0>(layernorm_rows<T, N>(std::move(out), x, w, b).sync());
+  };
+  const std::string what =
+      std::string(name(op)) + " " + tag + (N == Numerics::fast ? " fast" : " exact");
+  const bool ok =
+      check(op, what.c_str(),
+            launch(zeros<T>({rows, cols}).partition({1, cols})).unpartition().to_vector(), hx, rows,
+            cols, hw, hb);
+  const double bytes = 2.0 * static_cast<double>(rows * cols) * sizeof(T);
+  const int iterations = std::clamp(static_cast<int>(2e9 / bytes), 5, 200);  // ~ms a round
+  double ms = 0;
+  if (op == Op::softmax)
+    ms = time_ring<T>(rows, cols, iterations,
+                      [&](Partition<T, 2> out) { return softmax_rows<T, N>(std::move(out), x); });
+  else if (op == Op::rmsnorm)
+    ms = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
+      return rmsnorm_rows<T, N>(std::move(out), x, w);
+    });
+  else
+    ms = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
+      return layernorm_rows<T, N>(std::move(out), x, w, b);
+    });
+  std::printf("%-48s %10.4f ms %10.1f GB/s\n",
+              ("tessera " + what + " " + std::to_string(rows) + "x" + std::to_string(cols)).c_str(),
+              ms, bytes / ms / 1e6);
+  std::fflush(stdout);
+  return ok;
+}
+
+template <class T>
+bool bench_all(const char* tag, int64_t rows, int64_t cols) {
+  bool ok = true;
+  for (Op op : {Op::softmax, Op::rmsnorm, Op::layernorm}) {
+    ok &= bench<T, Numerics::exact>(op, tag, rows, cols);
+    ok &= bench<T, Numerics::fast>(op, tag, rows, cols);
+  }
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (int i = 1; i + 1 < argc; i += 2)
+    shapes.emplace_back(std::atoll(argv[i]), std::atoll(argv[i + 1]));
+  if (shapes.empty()) shapes = {{8192, 8192}, {32768, 4096}, {1024, 65536}};
+  std::printf("# tessera rowwise on %s (one row per tile block)\n", default_device().str().c_str());
+  bool ok = true;
+  for (auto [rows, cols] : shapes) {
+    ok &= bench_all<half>("f16", rows, cols);
+    ok &= bench_all<bfloat16>("bf16", rows, cols);
+  }
+  return ok ? 0 : 1;
+}
