@@ -131,7 +131,9 @@ class Interpreter {
         return;
       case OpKind::Constant: {
         TileData& r = out(s, op);
-        std::fill(r.v.begin(), r.v.end(), constant_to(r.dtype, a.value));
+        std::fill(r.v.begin(), r.v.end(),
+                  is_int(r.dtype) ? round_to(r.dtype, static_cast<Value>(ir::integer_constant(a)))
+                                  : constant_to(r.dtype, a.value));
         return;
       }
       case OpKind::Iota: {

@@ -69,6 +69,12 @@ TESSERA_KERNEL(row_sums_i64, Out<int64_t> z, In<int64_t, 2> x) {
   z.store(sum(load(x, {z.tile_index(0), 0}, {4, 16}), 1).reshape({4}));
 };
 
+// Constants a double cannot hold, written in the kernel: as an operand and as a filled tile.
+constexpr int64_t kBigConstant = (int64_t{1} << 53) + 1;
+TESSERA_KERNEL(add_big_constant_i64, Out<int64_t> z, In<int64_t> x) {
+  z.store(load_like(x, z) + kBigConstant + Tile<int64_t>::full(z.shape(), kMax - 2));
+};
+
 template <Element T>
 std::vector<T> copied(const std::vector<T>& xs, Device device) {
   const int64_t n = static_cast<int64_t>(xs.size());
@@ -126,6 +132,16 @@ inline void narrow_integer_adds_wrap(Device device) {
           .sync());
   EXPECT_EQ(std::move(w).unpartition().to_vector(),
             (std::vector<int8_t>{-128, 127, -56, 56, 0, 2, 4, 6}));
+}
+
+inline void i64_constants_are_exact(Device device) {
+  const std::vector<int64_t> xs = large_values();
+  auto out = std::get<0>(
+      add_big_constant_i64(zeros<int64_t>({16}, device).partition({8}), from_host(xs, device))
+          .sync());
+  const std::vector<int64_t> got = std::move(out).unpartition().to_vector();
+  for (size_t i = 0; i < xs.size(); ++i)
+    EXPECT_EQ(got[i], wrap_add(wrap_add(xs[i], kBigConstant), kMax - 2)) << "x " << xs[i];
 }
 
 inline void i64_sum_wraps_and_stays_exact(Device device) {

@@ -19,6 +19,9 @@ TEST(CpuIntegers, I64MultiplyWraps) {
 TEST(CpuIntegers, I32AndI8AddsWrap) {
   narrow_integer_adds_wrap(Device::cpu());
 }
+TEST(CpuIntegers, I64ConstantsAboveTwoPow53AreExact) {
+  i64_constants_are_exact(Device::cpu());
+}
 TEST(CpuIntegers, I64SumWrapsAndStaysExact) {
   i64_sum_wraps_and_stays_exact(Device::cpu());
 }

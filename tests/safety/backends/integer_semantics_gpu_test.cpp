@@ -20,6 +20,9 @@ TEST(GpuIntegers, I64MultiplyWraps) {
 TEST(GpuIntegers, I32AndI8AddsWrap) {
   narrow_integer_adds_wrap(Device::cuda(0));
 }
+TEST(GpuIntegers, I64ConstantsAboveTwoPow53AreExact) {
+  i64_constants_are_exact(Device::cuda(0));
+}
 TEST(GpuIntegers, I64SumWrapsAndStaysExact) {
   i64_sum_wraps_and_stays_exact(Device::cuda(0));
 }
