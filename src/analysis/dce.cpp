@@ -5,13 +5,17 @@
 namespace tessera::analysis {
 namespace {
 
+// An unpadded load is an effect even when its tile is unused: its bounds check is what reports a
+// tile reaching outside its tensor, and removing the load would remove that error with it.
+bool is_effect(const ir::Op& op) {
+  return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::Print ||
+         (op.kind == ir::OpKind::Load && !op.attrs.padded);
+}
+
 bool has_effect(const ir::Op& op) {
-  bool effect = op.kind == ir::OpKind::Store || op.kind == ir::OpKind::Print ||
-                op.kind == ir::OpKind::Yield;
+  bool effect = is_effect(op) || op.kind == ir::OpKind::Yield;
   for (const ir::Block& r : op.regions)
-    ir::walk(r, [&](const ir::Op& o) {
-      effect |= o.kind == ir::OpKind::Store || o.kind == ir::OpKind::Print;
-    });
+    ir::walk(r, [&](const ir::Op& o) { effect |= is_effect(o); });
   return effect;
 }
 
@@ -26,8 +30,8 @@ bool sweep(ir::Block& b, const std::vector<int>& uses) {
   for (ir::Op& op : b.ops)
     for (ir::Block& r : op.regions) changed |= sweep(r, uses);
   const auto dead = [&](const ir::Op& op) {
-    return !has_effect(op) &&
-           std::none_of(op.results.begin(), op.results.end(), [&](ir::ValueId v) { return uses[v] > 0; });
+    return !has_effect(op) && std::none_of(op.results.begin(), op.results.end(),
+                                           [&](ir::ValueId v) { return uses[v] > 0; });
   };
   const size_t before = b.ops.size();
   b.ops.erase(std::remove_if(b.ops.begin(), b.ops.end(), dead), b.ops.end());

@@ -1,6 +1,18 @@
 #include "tessera/ir/ir.hpp"
 
+#include <cmath>
+#include <limits>
+
 namespace tessera::ir {
+
+int64_t integer_constant(const Attrs& a) {
+  if (a.exact) return *a.exact;
+  if (std::isnan(a.value)) return 0;
+  const double t = std::trunc(a.value);
+  if (t >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+  if (t <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(t);
+}
 
 const OpInfo& op_info(OpKind k) {
   static const OpInfo table[] = {

@@ -75,7 +75,8 @@ class Printer {
         os_ << " $" << param(a.param) << ", " << a.axis;
         break;
       case OpKind::Constant:
-        os_ << " " << number(a.value);
+        if (is_int(a.dtype)) os_ << " " << integer_constant(a);
+        else os_ << " " << number(a.value);
         break;
       case OpKind::Iota:
         os_ << " axis " << a.axis;

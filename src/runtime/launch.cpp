@@ -9,7 +9,9 @@
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
+#include "tessera/runtime/env.hpp"
 #include "tessera/runtime/gpu.hpp"
+#include "tessera/tile/trace_check.hpp"
 
 namespace tessera::runtime {
 
@@ -100,6 +102,7 @@ std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamK
 
 // A specialization, compiled: its IR and, on a GPU, the kernel loaded there.
 struct Specialization {
+  std::shared_ptr<const ir::Function> traced;  // as traced, for TESSERA_CHECK=trace
   std::shared_ptr<const CompiledKernel> kernel;
   std::shared_ptr<const GpuKernel> gpu;
 };
@@ -266,16 +269,25 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     SpecializationCache& c = cache();
     std::lock_guard lock(c.mu);
     auto it = c.entries.find(key);
-    if (it != c.entries.end()) {
-      spec = it->second;
-    } else {
-      std::vector<ir::Param> params;
+    auto params = [&] {
+      std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
         const LaunchArg& a = args[i];
-        params.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
-                                   a.tile});
+        ps.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
+                               a.tile});
       }
-      spec.kernel = compile(trace(std::move(params)), *device);
+      return ps;
+    };
+    if (it != c.entries.end()) {
+      spec = it->second;
+      if (env_list_has("TESSERA_CHECK", "trace"))
+        tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
+    } else {
+      // Traced twice: a body whose trace is not a function of the key is refused here.
+      auto traced = std::make_shared<const ir::Function>(
+          tile::trace_twice([&] { return trace(params()); }));
+      spec.traced = traced;
+      spec.kernel = compile(*traced, *device);
       if (device->is_cuda()) {
         const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
         const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);

@@ -121,6 +121,15 @@ ir::ValueId emit_constant(DType dtype, double value, SourceLoc loc) {
   ir::Attrs a;
   a.dtype = dtype;
   a.value = value;
+  if (is_int(dtype)) a.exact = ir::integer_constant(a);
+  return emit(ir::OpKind::Constant, {}, a, loc);
+}
+
+ir::ValueId emit_integer_constant(DType dtype, int64_t value, SourceLoc loc) {
+  ir::Attrs a;
+  a.dtype = dtype;
+  a.value = static_cast<double>(value);
+  a.exact = value;
   return emit(ir::OpKind::Constant, {}, a, loc);
 }
 

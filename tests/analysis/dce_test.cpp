@@ -48,6 +48,18 @@ TEST(Dce, RemovesDeadPureOpsAndWhatOnlyTheyUsed) {
   EXPECT_EQ(count(f.body, OpKind::Store), 1);
 }
 
+// An unpadded load's bounds check is the only thing that reports its tile reaching outside the
+// tensor, so the load stays even when nothing uses its tile; a padded one has no check and goes.
+TEST(Dce, KeepsAnUnusedUnpaddedLoadAndRemovesAnUnusedPaddedOne) {
+  const ir::Function f = traced_then_dce([](Out<float> z, In<float> x, In<float> y) {
+    (void)load(x, {z.tile_index(0) + 1}, {8}, Pad::none());
+    (void)load(y, {z.tile_index(0) + 1}, {8});
+    z.store(Tile<float>::zeros({8}));
+  });
+  EXPECT_EQ(loads_from(f, 1), 1);
+  EXPECT_EQ(loads_from(f, 2), 0);
+}
+
 TEST(Dce, KeepsStoresPrintsAndTheirOperands) {
   const ir::Function f = traced_then_dce([](Out<float> z, In<float> x, In<float>) {
     print("block {}", z.tile_index(0));

@@ -56,15 +56,15 @@ void add_rows(std::vector<Case>& rows) {
 
 std::vector<Case> unary_rows() {
   std::vector<Case> rows;
-  add_rows<Exp, float, half, bfloat16>(rows);
-  add_rows<Log, float, half, bfloat16>(rows);
-  add_rows<Sqrt, float, half, bfloat16>(rows);
-  add_rows<Rsqrt, float, half, bfloat16>(rows);
-  add_rows<Tanh, float, half, bfloat16>(rows);
-  add_rows<Sin, float, half, bfloat16>(rows);
-  add_rows<Cos, float, half, bfloat16>(rows);
-  add_rows<Abs, float, half, bfloat16, int32_t>(rows);
-  add_rows<Neg, float, half, bfloat16, int32_t>(rows);
+  add_rows<Exp, float, half, bfloat16, double>(rows);
+  add_rows<Log, float, half, bfloat16, double>(rows);
+  add_rows<Sqrt, float, half, bfloat16, double>(rows);
+  add_rows<Rsqrt, float, half, bfloat16, double>(rows);
+  add_rows<Tanh, float, half, bfloat16, double>(rows);
+  add_rows<Sin, float, half, bfloat16, double>(rows);
+  add_rows<Cos, float, half, bfloat16, double>(rows);
+  add_rows<Abs, float, half, bfloat16, int32_t, int64_t, double>(rows);
+  add_rows<Neg, float, half, bfloat16, int32_t, int64_t, double>(rows);
   return rows;
 }
 

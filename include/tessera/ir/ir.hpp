@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,11 +58,18 @@ struct Attrs {
   Shape shape;           // constant, iota, broadcast, reshape, load
   std::vector<int64_t> perm;  // permute
   double value = 0;      // constant; load's padding value
+  // An integer constant's exact value (`value` holds it as a double, exact only to 2^53). Read
+  // it through integer_constant(), which falls back to `value` for IR built without it.
+  std::optional<int64_t> exact;
   bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
   DType dtype = DType::F32;  // constant, iota, cast: the result dtype
   std::string text;      // print
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
+
+// The value of an integer constant: `exact` when present, else `value` truncated and saturated to
+// int64 (what a cast of the double would give).
+int64_t integer_constant(const Attrs& a);
 
 struct Op;
 

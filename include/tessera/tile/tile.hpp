@@ -56,6 +56,8 @@ class Tile : public detail::Traced {
     a.dtype = dtype_v<T>;
     a.shape = std::move(shape);
     a.value = to_double(value);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      a.exact = static_cast<int64_t>(value);  // exact beyond 2^53, where the double is not
     return Tile(detail::emit(ir::OpKind::Constant, {}, a, l));
   }
   static Tile zeros(Shape shape, std::source_location l = std::source_location::current()) {
@@ -121,11 +123,11 @@ class Tile : public detail::Traced {
   }                                                                                 \
   friend Result operator op(At<Tile> a, T b) {                                      \
     const ir::ValueId lhs = a.value.get(a.loc);                                     \
-    const ir::ValueId rhs = detail::emit_constant(dtype_v<T>, to_double(b), a.loc); \
+    const ir::ValueId rhs = constant(b, a.loc);                                     \
     return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc));          \
   }                                                                                 \
   friend Result operator op(T a, At<Tile> b) {                                      \
-    const ir::ValueId lhs = detail::emit_constant(dtype_v<T>, to_double(a), b.loc); \
+    const ir::ValueId lhs = constant(a, b.loc);                                     \
     const ir::ValueId rhs = b.value.get(b.loc);                                     \
     return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, b.loc));          \
   }
@@ -174,6 +176,13 @@ class Tile : public detail::Traced {
     if constexpr (std::is_same_v<T, bool>) return v ? 1.0 : 0.0;
     else if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
     else return static_cast<double>(static_cast<float>(v));  // half, bfloat16
+  }
+  // A C++ value next to a tile, as a constant of the tile's dtype; integers exactly.
+  static ir::ValueId constant(T v, SourceLoc loc) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return detail::emit_integer_constant(dtype_v<T>, static_cast<int64_t>(v), loc);
+    else
+      return detail::emit_constant(dtype_v<T>, to_double(v), loc);
   }
 };
 

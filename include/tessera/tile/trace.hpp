@@ -54,6 +54,8 @@ ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, const ir::A
 ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc loc);
 // A rank-0 constant of `dtype`.
 ir::ValueId emit_constant(DType dtype, double value, SourceLoc loc);
+// A rank-0 constant of an integer dtype, held exactly (an i64 above 2^53 included).
+ir::ValueId emit_integer_constant(DType dtype, int64_t value, SourceLoc loc);
 // Broadcasts `v` (numpy rules: leading axes added, extent-1 axes stretched) to `shape`.
 ir::ValueId emit_broadcast_to(ir::ValueId v, const Shape& shape, SourceLoc loc);
 

@@ -18,19 +18,20 @@ namespace {
 using ir::OpKind;
 using ir::ValueId;
 
-// A tile value: elements in row-major order, held as doubles already rounded to `dtype`.
+// A tile value: elements in row-major order, held as Values (elements.hpp: integers exact)
+// already rounded to `dtype`.
 struct TileData {
   DType dtype = DType::F32;
   Shape shape;
-  std::vector<double> v;
+  std::vector<Value> v;
 };
 
 struct BlockState {
   const ir::Function& f;
   const LaunchArgs& args;
-  Shape coord;                    // this block's coordinate in the grid
-  std::vector<TileData> values;   // indexed by ValueId
-  std::string printed;            // this block's print output, flushed whole
+  Shape coord;                   // this block's coordinate in the grid
+  std::vector<TileData> values;  // indexed by ValueId
+  std::string printed;           // this block's print output, flushed whole
 };
 
 // Visits every multi-index of `shape` in row-major order.
@@ -78,123 +79,153 @@ class Interpreter {
     const ir::Type& t = f_.type(op.results[0]);
     r.dtype = t.dtype;
     r.shape = t.shape;
-    r.v.assign(static_cast<size_t>(numel(t.shape)), 0.0);
+    r.v.assign(static_cast<size_t>(numel(t.shape)), 0.0L);
     return r;
   }
-  static double scalar(const TileData& t) { return t.v.at(0); }
+  static Value scalar(const TileData& t) { return t.v.at(0); }
 
-  // Elementwise ops: f over the operands' elements, rounded to the result dtype.
+  // Elementwise ops: f over the operands' elements, rounded to the result dtype. f is generic:
+  // float operands are computed in double (one rounding to f64, as the GPU does; f32 and halves
+  // round once more, exactly as before), integer and bool operands in Value, which is exact.
   template <class F>
   void map(BlockState& s, const ir::Op& op, F f) {
     const TileData& x = in(s, op, 0);
     TileData& r = out(s, op);
-    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = round_to(r.dtype, f(x.v[i]));
+    const bool fp = is_float(x.dtype);
+    for (size_t i = 0; i < r.v.size(); ++i)
+      r.v[i] = round_to(r.dtype, fp ? Value(f(static_cast<double>(x.v[i]))) : Value(f(x.v[i])));
   }
   template <class F>
   void zip(BlockState& s, const ir::Op& op, F f) {
     const TileData& x = in(s, op, 0);
     const TileData& y = in(s, op, 1);
     TileData& r = out(s, op);
-    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = round_to(r.dtype, f(x.v[i], y.v[i]));
+    const bool fp = is_float(x.dtype);
+    for (size_t i = 0; i < r.v.size(); ++i)
+      r.v[i] =
+          round_to(r.dtype, fp ? Value(f(static_cast<double>(x.v[i]), static_cast<double>(y.v[i])))
+                               : Value(f(x.v[i], y.v[i])));
   }
+  // Integer results computed on the 64-bit pattern, wrapping as the GPU does.
+  static int64_t bits(Value x) { return static_cast<int64_t>(x); }
+  static Value from_bits(uint64_t u) { return static_cast<Value>(static_cast<int64_t>(u)); }
 
   void op(BlockState& s, const ir::Op& op) {
     const ir::Attrs& a = op.attrs;
     switch (op.kind) {
       case OpKind::TileIndex:
-        out(s, op).v[0] = static_cast<double>(s.coord.at(a.axis));
+        out(s, op).v[0] = static_cast<Value>(s.coord.at(a.axis));
         return;
       case OpKind::NumTiles:
-        out(s, op).v[0] = static_cast<double>(args_.grid.at(a.axis));
+        out(s, op).v[0] = static_cast<Value>(args_.grid.at(a.axis));
         return;
       case OpKind::ScalarParam: {
         const ArgValue& arg = args_.args.at(a.param);
         const DType t = f_.params[a.param].dtype;
-        out(s, op).v[0] = round_to(t, is_float(t) ? arg.scalar : static_cast<double>(arg.iscalar));
+        out(s, op).v[0] =
+            round_to(t, is_float(t) ? Value(arg.scalar) : static_cast<Value>(arg.iscalar));
         return;
       }
       case OpKind::Dim:
-        out(s, op).v[0] = static_cast<double>(args_.args.at(a.param).tensor.shape.at(a.axis));
+        out(s, op).v[0] = static_cast<Value>(args_.args.at(a.param).tensor.shape.at(a.axis));
         return;
       case OpKind::Constant: {
         TileData& r = out(s, op);
-        std::fill(r.v.begin(), r.v.end(), round_to(r.dtype, a.value));
+        std::fill(r.v.begin(), r.v.end(),
+                  is_int(r.dtype) ? round_to(r.dtype, static_cast<Value>(ir::integer_constant(a)))
+                                  : constant_to(r.dtype, a.value));
         return;
       }
       case OpKind::Iota: {
         TileData& r = out(s, op);
         for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
-          r.v[flat] = round_to(r.dtype, static_cast<double>(idx[a.axis]));
+          r.v[flat] = round_to(r.dtype, static_cast<Value>(idx[a.axis]));
         });
         return;
       }
-      case OpKind::Neg: return map(s, op, [](double x) { return -x; });
-      case OpKind::Exp: return map(s, op, [](double x) { return std::exp(x); });
-      case OpKind::Log: return map(s, op, [](double x) { return std::log(x); });
-      case OpKind::Sqrt: return map(s, op, [](double x) { return std::sqrt(x); });
-      case OpKind::Rsqrt: return map(s, op, [](double x) { return 1.0 / std::sqrt(x); });
-      case OpKind::Tanh: return map(s, op, [](double x) { return std::tanh(x); });
-      case OpKind::Sin: return map(s, op, [](double x) { return std::sin(x); });
-      case OpKind::Cos: return map(s, op, [](double x) { return std::cos(x); });
-      case OpKind::Abs: return map(s, op, [](double x) { return std::fabs(x); });
-      case OpKind::Not: return map(s, op, [](double x) { return x != 0 ? 0.0 : 1.0; });
+      case OpKind::Neg:
+        return map(s, op, [](auto x) { return -x; });
+      case OpKind::Exp:
+        return map(s, op, [](auto x) { return std::exp(x); });
+      case OpKind::Log:
+        return map(s, op, [](auto x) { return std::log(x); });
+      case OpKind::Sqrt:
+        return map(s, op, [](auto x) { return std::sqrt(x); });
+      case OpKind::Rsqrt:
+        return map(s, op, [](auto x) { return 1 / std::sqrt(x); });
+      case OpKind::Tanh:
+        return map(s, op, [](auto x) { return std::tanh(x); });
+      case OpKind::Sin:
+        return map(s, op, [](auto x) { return std::sin(x); });
+      case OpKind::Cos:
+        return map(s, op, [](auto x) { return std::cos(x); });
+      case OpKind::Abs:
+        return map(s, op, [](auto x) { return std::fabs(x); });
+      case OpKind::Not:
+        return map(s, op, [](auto x) { return x != 0 ? 0.0 : 1.0; });
       case OpKind::Cast: {
         const TileData& x = in(s, op, 0);
         TileData& r = out(s, op);
         for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = convert(x.dtype, r.dtype, x.v[i]);
         return;
       }
-      case OpKind::Add: return zip(s, op, [](double x, double y) { return x + y; });
-      case OpKind::Sub: return zip(s, op, [](double x, double y) { return x - y; });
+      // Integer sums and differences of two values of |x| < 2^63 are exact in a Value; round_to
+      // then wraps them.
+      case OpKind::Add:
+        return zip(s, op, [](auto x, auto y) { return x + y; });
+      case OpKind::Sub:
+        return zip(s, op, [](auto x, auto y) { return x - y; });
       case OpKind::Mul: {
-        if (is_float(in(s, op, 0).dtype))
-          return zip(s, op, [](double x, double y) { return x * y; });
-        // Integers wrap. A double product of two large i32 values has lost the low bits that
-        // the wrapped result keeps, so multiply in 64 bits and keep the low 32 before the
-        // double (round_to then wraps narrower types further).
-        const bool narrow = dtype_size(in(s, op, 0).dtype) <= 4;
-        return zip(s, op, [narrow](double x, double y) {
-          const uint64_t p = static_cast<uint64_t>(static_cast<int64_t>(x)) *
-                             static_cast<uint64_t>(static_cast<int64_t>(y));
-          return narrow ? static_cast<double>(static_cast<int32_t>(static_cast<uint32_t>(p)))
-                        : static_cast<double>(static_cast<int64_t>(p));
+        if (is_float(in(s, op, 0).dtype)) return zip(s, op, [](auto x, auto y) { return x * y; });
+        // Integers wrap: multiply the 64-bit patterns (the low bits of the product are the
+        // wrapped result at any width; round_to then wraps narrower types further).
+        return zip(s, op, [](Value x, Value y) {
+          return from_bits(static_cast<uint64_t>(bits(x)) * static_cast<uint64_t>(bits(y)));
         });
       }
       case OpKind::Div: {
-        const bool fp = is_float(in(s, op, 0).dtype);
-        // Integer division truncates; by zero it gives 0 (defined here, unlike C++).
-        return zip(s, op, [fp](double x, double y) {
-          return fp ? x / y : (y == 0 ? 0.0 : std::trunc(x / y));
+        if (is_float(in(s, op, 0).dtype)) return zip(s, op, [](auto x, auto y) { return x / y; });
+        // Integer division truncates; by zero it gives 0 (defined here, unlike C++), and the
+        // one quotient that overflows, INT64_MIN / -1, wraps to INT64_MIN.
+        return zip(s, op, [](Value x, Value y) {
+          const int64_t n = bits(x), d = bits(y);
+          if (d == 0) return Value(0);
+          if (d == -1) return from_bits(0 - static_cast<uint64_t>(n));
+          return static_cast<Value>(n / d);
         });
       }
       case OpKind::Max:
-        return zip(s, op, [](double x, double y) {
+        return zip(s, op, [](auto x, auto y) -> decltype(x) {
           return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
         });
       case OpKind::Min:
-        return zip(s, op, [](double x, double y) {
+        return zip(s, op, [](auto x, auto y) -> decltype(x) {
           return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
         });
       case OpKind::And: {
         const bool boolean = in(s, op, 0).dtype == DType::Bool;
-        return zip(s, op, [boolean](double x, double y) {
-          return boolean ? double(x != 0 && y != 0)
-                         : double(static_cast<int64_t>(x) & static_cast<int64_t>(y));
+        return zip(s, op, [boolean](Value x, Value y) {
+          return boolean ? Value(x != 0 && y != 0) : static_cast<Value>(bits(x) & bits(y));
         });
       }
       case OpKind::Or: {
         const bool boolean = in(s, op, 0).dtype == DType::Bool;
-        return zip(s, op, [boolean](double x, double y) {
-          return boolean ? double(x != 0 || y != 0)
-                         : double(static_cast<int64_t>(x) | static_cast<int64_t>(y));
+        return zip(s, op, [boolean](Value x, Value y) {
+          return boolean ? Value(x != 0 || y != 0) : static_cast<Value>(bits(x) | bits(y));
         });
       }
-      case OpKind::CmpEq: return zip(s, op, [](double x, double y) { return double(x == y); });
-      case OpKind::CmpNe: return zip(s, op, [](double x, double y) { return double(x != y); });
-      case OpKind::CmpLt: return zip(s, op, [](double x, double y) { return double(x < y); });
-      case OpKind::CmpLe: return zip(s, op, [](double x, double y) { return double(x <= y); });
-      case OpKind::CmpGt: return zip(s, op, [](double x, double y) { return double(x > y); });
-      case OpKind::CmpGe: return zip(s, op, [](double x, double y) { return double(x >= y); });
+      case OpKind::CmpEq:
+        return zip(s, op, [](auto x, auto y) { return double(x == y); });
+      case OpKind::CmpNe:
+        return zip(s, op, [](auto x, auto y) { return double(x != y); });
+      case OpKind::CmpLt:
+        return zip(s, op, [](auto x, auto y) { return double(x < y); });
+      case OpKind::CmpLe:
+        return zip(s, op, [](auto x, auto y) { return double(x <= y); });
+      case OpKind::CmpGt:
+        return zip(s, op, [](auto x, auto y) { return double(x > y); });
+      case OpKind::CmpGe:
+        return zip(s, op, [](auto x, auto y) { return double(x >= y); });
       case OpKind::Select: {
         const TileData& c = in(s, op, 0);
         const TileData& x = in(s, op, 1);
@@ -230,25 +261,34 @@ class Interpreter {
         });
         return;
       }
-      case OpKind::ReduceSum: case OpKind::ReduceMax: case OpKind::ReduceMin: {
+      case OpKind::ReduceSum:
+      case OpKind::ReduceMax:
+      case OpKind::ReduceMin: {
         const TileData& x = in(s, op, 0);
         TileData& r = out(s, op);
-        const double init = op.kind == OpKind::ReduceSum ? 0.0
-                            : op.kind == OpKind::ReduceMax ? -INFINITY
-                                                           : INFINITY;
+        const Value init = op.kind == OpKind::ReduceSum   ? 0.0L
+                           : op.kind == OpKind::ReduceMax ? -INFINITY
+                                                          : INFINITY;
         std::fill(r.v.begin(), r.v.end(), init);
         const Shape rs = row_major_strides(r.shape);
+        const bool integer_sum = op.kind == OpKind::ReduceSum && !is_float(r.dtype);
         for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
           int64_t dst = 0;
           for (size_t d = 0; d < idx.size(); ++d)
             dst += (static_cast<int>(d) == a.axis ? 0 : idx[d]) * rs[d];
-          double& acc = r.v[dst];
-          const double e = x.v[flat];
-          if (op.kind == OpKind::ReduceSum) acc += e;
-          else if (std::isnan(e) || std::isnan(acc)) acc = NAN;
-          else acc = op.kind == OpKind::ReduceMax ? std::max(acc, e) : std::min(acc, e);
+          Value& acc = r.v[dst];
+          const Value e = x.v[flat];
+          // Integer sums wrap at each step, as the GPU's do, and so stay exact.
+          if (integer_sum)
+            acc = round_to(r.dtype, acc + e);
+          else if (op.kind == OpKind::ReduceSum)
+            acc = static_cast<double>(acc) + static_cast<double>(e);
+          else if (std::isnan(e) || std::isnan(acc))
+            acc = NAN;
+          else
+            acc = op.kind == OpKind::ReduceMax ? std::max(acc, e) : std::min(acc, e);
         });
-        for (double& e : r.v) e = round_to(r.dtype, e);
+        for (Value& e : r.v) e = round_to(r.dtype, e);
         return;
       }
       case OpKind::Mma: {
@@ -257,11 +297,21 @@ class Interpreter {
         const TileData& c = in(s, op, 2);
         TileData& r = out(s, op);
         const int64_t M = x.shape[0], K = x.shape[1], N = y.shape[1];
+        const bool integer = !is_float(r.dtype);
         for (int64_t i = 0; i < M; ++i)
           for (int64_t j = 0; j < N; ++j) {
+            if (integer) {  // products and sums on the 64-bit patterns: exact, then wrapped
+              uint64_t acc = static_cast<uint64_t>(bits(c.v[i * N + j]));
+              for (int64_t k = 0; k < K; ++k)
+                acc += static_cast<uint64_t>(bits(x.v[i * K + k])) *
+                       static_cast<uint64_t>(bits(y.v[k * N + j]));
+              r.v[i * N + j] = round_to(r.dtype, from_bits(acc));
+              continue;
+            }
             double acc = 0;
-            for (int64_t k = 0; k < K; ++k) acc += x.v[i * K + k] * y.v[k * N + j];
-            r.v[i * N + j] = round_to(r.dtype, c.v[i * N + j] + acc);
+            for (int64_t k = 0; k < K; ++k)
+              acc += static_cast<double>(x.v[i * K + k]) * static_cast<double>(y.v[k * N + j]);
+            r.v[i * N + j] = round_to(r.dtype, static_cast<double>(c.v[i * N + j]) + acc);
           }
         return;
       }
@@ -282,7 +332,7 @@ class Interpreter {
           s.values[body.args[i - 2]] = s.values[op.operands[i]];
         for (int64_t iv = lb; iv < ub; iv += step) {
           TileData& ivd = s.values[body.args[0]];
-          ivd = TileData{DType::I32, {}, {static_cast<double>(iv)}};
+          ivd = TileData{DType::I32, {}, {static_cast<Value>(iv)}};
           std::vector<TileData> next = block(s, body);
           for (size_t i = 0; i < next.size(); ++i) s.values[body.args[i + 1]] = std::move(next[i]);
         }
@@ -346,7 +396,7 @@ class Interpreter {
     TileData& r = out(s, op);
     // The pad converts as a cast does, so Pad::neg_inf() of an integer tile is its lowest value
     // (rounding -inf would wrap it to 0).
-    const double pad = convert(DType::F64, r.dtype, a.value);
+    const Value pad = convert(DType::F64, r.dtype, a.value);
     for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
       int64_t offset = 0, global = 0;
       int axis = 0;

@@ -96,7 +96,10 @@ void Emitter::map(const ir::Op& op, const Expr& expr) {
 }
 
 void Emitter::constant(const ir::Op& op) {
-  declare(op.results[0], literal(op.attrs.dtype, op.attrs.value), true);
+  declare(op.results[0],
+          is_int(op.attrs.dtype) ? integer_literal(op.attrs.dtype, ir::integer_constant(op.attrs))
+                                 : literal(op.attrs.dtype, op.attrs.value),
+          true);
 }
 
 // Each element holds its index along `axis`, converted to the dtype.

@@ -25,6 +25,8 @@ std::string storage_type(DType t);
 std::string acc_type(DType t);
 // `v` rounded to t as the CPU backend rounds a constant, spelled as a literal of reg_type(t).
 std::string literal(DType t, double v);
+// An integer constant of dtype t (an integer dtype), exact: `i` wrapped to t's width.
+std::string integer_literal(DType t, int64_t i);
 // `v` converted to t as a cast converts it (float -> integer saturates): load padding values.
 std::string cast_literal(DType t, double v);
 std::string from_storage(DType t, const std::string& s);

@@ -127,6 +127,34 @@ std::string acc_type(DType t) {
   return "?";
 }
 
+std::string integer_literal(DType t, int64_t i) {
+  const uint64_t u = static_cast<uint64_t>(i);
+  switch (t) {
+    case DType::I8:
+      return str(static_cast<int64_t>(static_cast<int8_t>(u)));
+    case DType::I16:
+      return str(static_cast<int64_t>(static_cast<int16_t>(u)));
+    case DType::U8:
+      return str(static_cast<int64_t>(static_cast<uint8_t>(u)));
+    case DType::I32: {
+      const int32_t w = static_cast<int32_t>(u);
+      return w == std::numeric_limits<int32_t>::min() ? "(-2147483647 - 1)"
+                                                      : str(static_cast<int64_t>(w));
+    }
+    case DType::I64:
+      return i == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807LL - 1)"
+                                                      : str(i) + "LL";
+    case DType::Bool:
+    case DType::F16:
+    case DType::BF16:
+    case DType::F32:
+    case DType::F64:
+      break;
+  }
+  TESSERA_INTERNAL_CHECK(false, "integer_literal of a non-integer dtype");
+  return "";
+}
+
 std::string literal(DType t, double v) {
   switch (t) {
     case DType::Bool:
@@ -134,16 +162,9 @@ std::string literal(DType t, double v) {
     case DType::I8:
     case DType::I16:
     case DType::U8:
-      return str(wrap_integer(t, v));
-    case DType::I32: {
-      const int64_t i = wrap_integer(t, v);
-      return i == std::numeric_limits<int32_t>::min() ? "(-2147483647 - 1)" : str(i);
-    }
-    case DType::I64: {
-      const int64_t i = wrap_integer(t, v);
-      return i == std::numeric_limits<int64_t>::min() ? "(-9223372036854775807LL - 1)"
-                                                      : str(i) + "LL";
-    }
+    case DType::I32:
+    case DType::I64:
+      return integer_literal(t, wrap_integer(DType::I64, v));
     case DType::F16:
     case DType::BF16: {
       // Exact values (0, 1, 0.5, ...) are plain literals; others round on the device, correctly
