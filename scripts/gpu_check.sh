@@ -104,6 +104,8 @@ if [ $quick = 0 ]; then
   step "bench elementwise (cold cache)" "$OUT/bench.log" env TESSERA_CACHE_DIR="$TESSERA_CACHE_DIR.bench" TESSERA_LOG=jit "$bin/bench/bench_elementwise" 28 8192,4096,16384
   step "bench elementwise (disk cache)" "$OUT/bench.log" env TESSERA_CACHE_DIR="$TESSERA_CACHE_DIR.bench" TESSERA_LOG=jit "$bin/bench/bench_elementwise" 28 8192 10
   [ -x "$bin/bench/bench_softmax" ] && step "bench softmax" "$OUT/bench.log" "$bin/bench/bench_softmax"
+  [ -x "$bin/bench/bench_rowwise" ] && step "bench rowwise" "$OUT/bench.log" "$bin/bench/bench_rowwise"
+  step "bench torch/triton rowwise reference" "$OUT/bench.log" python3 bench/torch_reference.py --rowwise
   step "bench launch overhead" "$OUT/bench.log" "$bin/bench/bench_launch"
   step "bench gemm" "$OUT/bench.log" "$bin/bench/bench_gemm"
   step "bench torch gemm reference" "$OUT/bench.log" python3 bench/torch_reference.py --gemm
