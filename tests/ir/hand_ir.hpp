@@ -63,7 +63,9 @@ struct HandIR {
     a.dtype = t.dtype;
     a.shape = t.shape;
     a.value = v;
-    return op1(b, ir::OpKind::Constant, {}, t, a, loc);
+    // Moved, not copied: g++ 13 at -O2 reports an inlined Attrs copy's Shape as out of bounds
+    // (-Warray-bounds, a false positive inside std::vector).
+    return op1(b, ir::OpKind::Constant, {}, t, std::move(a), loc);
   }
   ir::Block& body() { return f.body; }
 };
