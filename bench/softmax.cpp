@@ -22,7 +22,7 @@ TESSERA_KERNEL(softmax_rows, Out<half> z, In<half> x) {
 namespace {
 using Clock = std::chrono::steady_clock;
 
-void bench(int64_t rows, int64_t cols, int iterations) {
+bool bench(int64_t rows, int64_t cols, int iterations) {
   std::vector<half> host(static_cast<size_t>(rows * cols));
   std::mt19937 gen(7);
   std::normal_distribution<float> dist(0.f, 1.f);
@@ -57,14 +57,19 @@ void bench(int64_t rows, int64_t cols, int iterations) {
     for (int64_t c = 0; c < cols; ++c) s += static_cast<float>(out[r * cols + c]);
     worst = std::max(worst, std::abs(s - 1.0));
   }
-  if (worst > 2e-2) std::printf("softmax wrong: a row sums to 1 +- %g\n", worst);
+  if (worst > 2e-2) {
+    std::printf("WRONG softmax %lldx%lld: a row sums to 1 +- %g\n", static_cast<long long>(rows),
+                static_cast<long long>(cols), worst);
+    return false;
+  }
+  return true;
 }
 }  // namespace
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20;
   std::printf("# tessera softmax on %s\n", default_device().str().c_str());
-  bench(8192, 8192, iterations);
-  bench(32768, 4096, iterations);
-  return 0;
+  bool ok = bench(8192, 8192, iterations);
+  ok &= bench(32768, 4096, iterations);
+  return ok ? 0 : 1;  // a wrong result fails the run (bench/rowwise checks every op more fully)
 }
