@@ -105,16 +105,7 @@ double time_ring(Shape3 s, std::pair<int64_t, int64_t> tile, int iterations, Lau
   for (int i = 0; i < 3; ++i)
     outs.push_back(zeros<T>({s.m, s.n}).partition({tile.first, tile.second}));
   LaunchRing ring(std::move(launch), std::move(outs));
-  for (int w = 0; w < 6; ++w) ring.relaunch_oldest();
-  std::vector<double> rounds;
-  for (int r = 0; r < 7; ++r) {
-    const auto start = Clock::now();
-    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
-    rounds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
-                     iterations);
-  }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  return median_ms_per_launch(ring, iterations);
 }
 
 void row(const std::string& name, Shape3 s, double ms) {

@@ -4,6 +4,8 @@
 // wait costs hide behind the kernels. Destroying the ring waits for what is still queued.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <deque>
 #include <tuple>
 #include <utility>
@@ -29,3 +31,19 @@ class LaunchRing {
   Launch launch_;
   std::deque<Pending> ring_;
 };
+
+// Median milliseconds per launch over 7 rounds of `iterations` relaunches, after 6 to warm up.
+template <class Ring>
+double median_ms_per_launch(Ring& ring, int iterations) {
+  using Clock = std::chrono::steady_clock;
+  for (int w = 0; w < 6; ++w) ring.relaunch_oldest();
+  std::vector<double> rounds;
+  for (int r = 0; r < 7; ++r) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
+    rounds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
+                     iterations);
+  }
+  std::sort(rounds.begin(), rounds.end());
+  return rounds[rounds.size() / 2];
+}

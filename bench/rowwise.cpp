@@ -141,16 +141,7 @@ double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
   std::vector<Partition<T, 2>> outs;
   for (int i = 0; i < 3; ++i) outs.push_back(zeros<T>({rows, cols}).partition({1, cols}));
   LaunchRing ring(std::move(launch), std::move(outs));
-  for (int w = 0; w < 6; ++w) ring.relaunch_oldest();
-  std::vector<double> rounds;
-  for (int r = 0; r < 7; ++r) {
-    const auto start = Clock::now();
-    for (int i = 0; i < iterations; ++i) ring.relaunch_oldest();
-    rounds.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count() /
-                     iterations);
-  }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  return median_ms_per_launch(ring, iterations);
 }
 
 // Runs, checks and times one op in one dtype under one numerics policy.
@@ -174,6 +165,7 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols) {
             cols, hw, hb);
   const double bytes = 2.0 * static_cast<double>(rows * cols) * sizeof(T);
   const int iterations = std::clamp(static_cast<int>(2e9 / bytes), 5, 200);  // ~ms a round
+  // The three ops' launches own different arguments (so return different futures): one ring each.
   double ms = 0;
   if (op == Op::softmax)
     ms = time_ring<T>(rows, cols, iterations,
