@@ -57,7 +57,7 @@ void nvrtc_check(const ir::Function& f) {
   for (std::string_view item : env_list("TESSERA_NVRTC_CHECK")) {
     const backend::cuda::Arch arch = backend::cuda::parse_arch(item, "TESSERA_NVRTC_CHECK");
     for (const backend::cuda::TensorSpec tensor :
-         {backend::cuda::TensorSpec{true, 16}, backend::cuda::TensorSpec{false, 1}}) {
+         {backend::cuda::TensorSpec{true, 16, true}, backend::cuda::TensorSpec{false, 1, false}}) {
       const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
       const backend::cuda::EmittedKernel e = backend::cuda::emit(f, spec);
       const backend::cuda::CompiledCuda c =
