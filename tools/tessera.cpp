@@ -13,6 +13,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  doctor               check the driver, GPUs, NVRTC and the kernel cache\n"
+    "  cache                list the kernel cache's entries: kernel, size, hits\n"
     "  cache dir            print the kernel cache folder\n"
     "  cache size           print how much the kernel cache holds\n"
     "  cache clear          delete the kernel cache's entries\n"
