@@ -73,13 +73,11 @@ TEST(TimeLaunches, TakesALaunchWithoutANumber) {
 TEST(TimeLaunches, FlushingL2SubtractsTheFlushesAndKeepsResultsRight) {
   const auto x = full<float>({kN}, 3.0f);
   auto outs = outputs(2);
-  TimingOptions options;
-  options.launches_per_round = 3;
-  options.rounds = 3;
-  options.flush_l2 = true;
-  options.flush_bytes = 64 << 10;  // small: the CPU backend writes it in the interpreter
-  const Timing t =
-      time_launches([&](Partition<float, 1> z) { return copy_in(std::move(z), x); }, outs, options);
+  // Designated initializers, as the README writes the options. The flush is small: the CPU
+  // backend writes it in the interpreter.
+  const Timing t = time_launches(
+      [&](Partition<float, 1> z) { return copy_in(std::move(z), x); }, outs,
+      {.rounds = 3, .launches_per_round = 3, .flush_l2 = true, .flush_bytes = 64 << 10});
   EXPECT_GT(t.flush_ms, 0.0);
   EXPECT_GE(t.median_ms, 0.0);
   EXPECT_NE(t.str().find("L2 flushed before each"), std::string::npos) << t.str();
