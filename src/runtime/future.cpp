@@ -24,11 +24,17 @@ struct LostErrors {
     more = 0;
     return m;
   }
-  ~LostErrors() {
-    if (any()) std::cerr << "tessera: at thread exit, a lost launch error: " << take() << "\n";
-  }
+  ~LostErrors();
 };
 thread_local LostErrors lost;
+// Set when `lost` is gone (the thread is ending): a Future destroyed after that (one held by a
+// static, say) prints its error instead of keeping it.
+thread_local bool lost_gone = false;
+
+LostErrors::~LostErrors() {
+  lost_gone = true;
+  if (any()) std::cerr << "tessera: at thread exit, a lost launch error: " << take() << "\n";
+}
 
 const char* const kRemedy =
     "; call sync() or wait() on every Future to get its error where it happens";
@@ -46,6 +52,16 @@ void keep_lost_error(const Completion& done) noexcept {
   std::exception_ptr error = done.unseen_error();
   if (!error) return;
   try {
+    if (lost_gone) {
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        std::cerr << "tessera: at exit, a lost launch error: " << done.label()
+                  << " failed: " << e.what() << "\n";
+      } catch (...) {
+      }
+      return;
+    }
     if (!lost.first.empty()) {
       ++lost.more;
       return;
@@ -63,7 +79,7 @@ void keep_lost_error(const Completion& done) noexcept {
                              "nobody saw its error: \"",
                              what, "\"");
   } catch (...) {  // no memory for the text: still count it
-    ++lost.more;
+    if (!lost_gone) ++lost.more;
   }
 }
 

@@ -152,7 +152,9 @@ std::shared_ptr<runtime::Completion> run(const LaunchTarget& t, const void* pack
     r.args_bytes = bytes;
     work = driver_bridge().launch(r);
   }
-  if (work) return std::make_shared<runtime::Completion>(std::move(work));
+  // The label names the launch in an error its Future is dropped with (runtime/future.hpp).
+  if (work)
+    return std::make_shared<runtime::Completion>(std::move(work), "SIMT kernel '" + t.kernel + "'");
   auto done = std::make_shared<runtime::Completion>();
   done->finish();
   return done;

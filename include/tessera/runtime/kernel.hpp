@@ -3,7 +3,10 @@
 // argument is a compile error that says what to pass instead:
 //   Out<T, R>  <- Partition<T, R>&&   (moved in; the launch owns it until the work is done)
 //   In<T, R>   <- Tensor<T, R>        (a handle is kept until the work is done)
-//   Scalar<T>  <- a value convertible to T
+//   Scalar<T>  <- a value convertible to T, whose value T holds: checked at launch, so 2^32 for
+//                 a Scalar<int32_t>, -1 for a Scalar<uint8_t>, 2.5 for an integer or 1e300 for a
+//                 Scalar<float> is a LaunchError naming the kernel, parameter and value
+//                 (core/narrowing.hpp; a floating-point T rounds to nearest, as arithmetic does)
 // The call returns a Future (future.hpp) that owns every argument; .sync() waits and hands them
 // back.
 //

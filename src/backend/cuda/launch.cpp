@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
@@ -178,6 +179,11 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   }
 
   ctx.make_current();
+  // A launch and the copy of the module's report behind it are queued as one step: another
+  // thread's launch of the kernel queued in between would put its error in this launch's copy.
+  static std::mutex report_order;
+  std::unique_lock<std::mutex> queuing(report_order, std::defer_lock);
+  if (error_report && k.error_flag) queuing.lock();
   int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
   if (config.persistent) blocks = std::min<int64_t>(blocks, props.multiprocessors);
   if (blocks > 0) {
