@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,28 @@ TEST_F(SimtLaunch, RelationsOverScalarsAndTheGridUseCheckedArithmetic) {
                          "out.size() is 512"),
             std::string::npos)
       << threads;
+}
+
+// Class 4 of issue 10 on the SIMT path: a relation computes in index_t, so an unsigned scalar past
+// it (which would wrap to a negative size there) is refused, not compared; its twin launches.
+TEST_F(SimtLaunch, AnUnsignedScalarPastTheIndexRangeIsRefusedByARelationThatReadsIt) {
+  std::vector<int64_t> o(8);
+  auto out = on_gpu(o, {8});
+  const auto first = prepare<t_first_n>(module(), cover(8, 64));
+  const std::string e = error_of<LaunchError>(
+      [&] { (void)first(std::move(out), std::numeric_limits<unsigned long>::max()); });
+  EXPECT_EQ(e,
+            "kernel 't_first_n': the size relation `out.size() >= n` of its contract cannot be "
+            "checked: n is 18446744073709551615, past the 64-bit signed range that size "
+            "relations compute in; pass a value below 2^63.");
+  EXPECT_TRUE(fake.launches.empty());
+  EXPECT_FALSE(out.empty());  // NOLINT(bugprone-use-after-move): refused before it was taken
+  EXPECT_NO_THROW(out = std::get<0>(first(std::move(out), 8ul).sync()));
+  EXPECT_EQ(fake.launches.size(), 1u);
+  const std::string small = error_of<LaunchError>([&] { (void)first(std::move(out), 9ul); });
+  EXPECT_NE(small.find("`out.size() >= n` of its contract: out.size() is 8 and n is 9"),
+            std::string::npos)
+      << small;
 }
 
 TEST_F(SimtLaunch, AnOutputMayNotOverlapAnyOtherArgument) {

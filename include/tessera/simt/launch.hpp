@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/core/narrowing.hpp"  // Converts: the scalar rule, shared with the tile path
+#include "tessera/core/narrowing.hpp"  // the scalar rule, shared with the tile path
 #include "tessera/runtime/kernel.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tessera/simt/check.hpp"
@@ -202,7 +202,13 @@ P bind(const LaunchTarget& t, int pos, const std::remove_cvref_t<A>& a, ArgFacts
     return a;
   } else {
     P v{a};
-    if constexpr (is_integer_scalar<P>) facts.value = static_cast<index_t>(v);
+    if constexpr (is_integer_scalar<P>) {
+      // The relations compute in index_t; an unsigned value past it would wrap to a negative
+      // size there (core/narrowing.hpp, the rule the tile path binds scalars by).
+      facts.value = static_cast<index_t>(v);
+      facts.value_fits = narrowing<index_t>(v) == Narrowing::None;
+      if constexpr (std::is_unsigned_v<P>) facts.unsigned_value = v;
+    }
     return v;
   }
 }
