@@ -87,6 +87,7 @@ inline void rank_error_leaves_arguments_intact(Device d) {
   EXPECT_EQ(after_location(m),
             "kernel 'first_row': argument 2 ('x', In) has rank 1, but the kernel declares rank 2");
   EXPECT_EQ(x.handle().use_count(), 1) << "the refused launch kept a handle to its input";
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   expect_intact_and_launchable(z, d);
 }
 
@@ -97,7 +98,9 @@ inline void grid_error_leaves_both_outputs_intact(Device d) {
   EXPECT_EQ(after_location(m),
             "kernel 'fill_both': argument 2 ('b', Out) is cut into a grid of [4] tiles, but "
             "argument 1 ('a', Out) into [2]; the outputs of one launch share its grid");
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   expect_intact_and_launchable(a, d);
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   ASSERT_EQ(b.tile_shape(), Shape{4});
   EXPECT_EQ(std::move(b).unpartition().to_vector(), iota(16, 100));
 }
@@ -112,6 +115,7 @@ inline void moved_from_input_leaves_the_output_intact(Device d) {
   EXPECT_EQ(after_location(m),
             "kernel 'copy_in': argument 2 ('x', In) is a moved-from tensor; use the handle that "
             "the operation it was moved into returned");
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   expect_intact_and_launchable(z, d);
 }
 
@@ -126,6 +130,7 @@ inline void trace_error_leaves_arguments_intact(Device d) {
             "unconditionally, outside the if_ or the loop (select the value with where(), or "
             "carry it out of the loop)");
   EXPECT_EQ(x.handle().use_count(), 1) << "the refused launch kept a handle to its input";
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   expect_intact_and_launchable(z, d);
 }
 
@@ -134,6 +139,7 @@ inline void narrowing_error_leaves_arguments_intact(Device d) {
   const std::string m =
       error_of<LaunchError>([&] { (void)put<int32_t>(std::move(z), int64_t{1} << 40); });
   EXPECT_NE(m.find("1099511627776"), std::string::npos) << m;
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   ASSERT_EQ(z.shape(), Shape{16});
   auto [out, v] = put<int32_t>(std::move(z), int64_t{-5}).sync();
   EXPECT_EQ(std::move(out).unpartition().to_vector(), std::vector<int32_t>(16, -5));
@@ -194,6 +200,7 @@ inline void dropped_failing_future_refuses_the_next_launch(Device d) {
   EXPECT_NE(m.find("(defined at " __FILE__ ":"), std::string::npos) << m;
   EXPECT_EQ(x.handle().use_count(), 1);
   // The refused launch lost nothing, and the error is reported once: the retry runs.
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
   expect_intact_and_launchable(z, d);
 }
 
