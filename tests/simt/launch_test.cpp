@@ -352,6 +352,30 @@ TEST_F(SimtLaunch, ALaunchsFutureIsPendingUntilTheGpuIsDoneAndReportsItsOwnError
             std::string::npos);
 }
 
+// Class 8 of issue 10: one rule for both paths (runtime/future.hpp). A failed launch whose Future
+// is dropped unsynced keeps its error, and the thread's next launch, SIMT or tile, is refused
+// with it before it takes anything; the launch after that runs.
+TEST_F(SimtLaunch, AFailedLaunchsDroppedFutureRefusesTheThreadsNextLaunchOnce) {
+  std::vector<float> d(4), s(4);
+  RawLaunchConfig raw;
+  raw.block[0] = 4;
+  fake.fail_next = "the fake kernel trapped";
+  { auto dropped = launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}); }
+  const std::string e = error_of<LostLaunchError>(
+      [&] { (void)launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}); });
+  EXPECT_EQ(e.rfind("a launch of SIMT kernel 't_raw_copy' failed, and its Future was destroyed "
+                    "without sync() or wait(), so nobody saw its error: \"",
+                    0),
+            0u)
+      << e;
+  EXPECT_NE(e.find("the fake kernel trapped"), std::string::npos) << e;
+  EXPECT_NE(e.find("This launch was refused before it took its arguments"), std::string::npos);
+  EXPECT_EQ(fake.launches.size(), 1u);  // the refused launch queued nothing
+  EXPECT_NO_THROW(
+      (void)launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}).sync());
+  EXPECT_EQ(fake.launches.size(), 2u);
+}
+
 TEST_F(SimtLaunch, UncheckedLaunchOfAContractedKernelSkipsTheContractButNotTheDevice) {
   std::vector<float> o(64), a(64);
   auto out = on_gpu(o, {8, 8});
