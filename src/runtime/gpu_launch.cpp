@@ -166,7 +166,7 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
 }
 
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
-                                       std::string label) {
+                                       std::shared_ptr<const std::string> label) {
   std::unique_ptr<ErrorReport> report;
   if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(*k.loaded.ctx);
   std::unique_ptr<cuda::Event> event =

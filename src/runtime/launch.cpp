@@ -17,6 +17,11 @@ namespace tessera::runtime {
 
 // ---- Completion ------------------------------------------------------------------------------
 
+const std::string& Completion::label() const {
+  static const std::string none;
+  return label_ ? *label_ : none;
+}
+
 void Completion::mark_done(std::exception_ptr error) const {
   {
     std::lock_guard lock(mu_);
@@ -127,6 +132,7 @@ std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamK
 
 // A specialization, compiled: its IR and, on a GPU, the kernel loaded there.
 struct Specialization {
+  std::shared_ptr<const std::string> label;    // "kernel 'add' (defined at add.cpp:12:1)"
   std::shared_ptr<const ir::Function> traced;  // as traced, for TESSERA_CHECK=trace
   std::shared_ptr<const CompiledKernel> kernel;
   std::shared_ptr<const GpuKernel> gpu;
@@ -315,6 +321,9 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
       auto traced =
           std::make_shared<const ir::Function>(tile::trace_twice([&] { return trace(params()); }));
       spec.traced = traced;
+      spec.label = std::make_shared<const std::string>(
+          detail::cat("kernel '", site.name, "'",
+                      site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
       spec.kernel = compile(*traced, *device);
       if (device->is_cuda()) {
         const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
@@ -328,8 +337,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     }
   }
   CheckedLaunch checked;
-  checked.label_ = detail::cat("kernel '", site.name, "'",
-                               site.loc.known() ? " (defined at " + site.loc.str() + ")" : "");
+  checked.label_ = spec.label;
   checked.device_ = *device;
   checked.kernel_ = spec.kernel;
   checked.gpu_ = spec.gpu;

@@ -101,6 +101,6 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args);
 // faulted. Throws LaunchError before anything runs when the launch does not fit the device, and
 // BackendError when the driver refuses it.
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
-                                       std::string label = {});
+                                       std::shared_ptr<const std::string> label = nullptr);
 
 }  // namespace tessera::runtime

@@ -59,9 +59,16 @@ class DeviceWork {
 class Completion {
  public:
   Completion() = default;
-  explicit Completion(std::string label) : label_(std::move(label)) {}
-  explicit Completion(std::unique_ptr<DeviceWork> work, std::string label = {})
+  // The label is shared: a kernel's launches share one, made with its specialization, so that
+  // labelling costs a launch no formatting.
+  explicit Completion(std::shared_ptr<const std::string> label) : label_(std::move(label)) {}
+  explicit Completion(std::string label)
+      : Completion(std::make_shared<const std::string>(std::move(label))) {}
+  explicit Completion(std::unique_ptr<DeviceWork> work,
+                      std::shared_ptr<const std::string> label = nullptr)
       : work_(std::move(work)), label_(std::move(label)) {}
+  Completion(std::unique_ptr<DeviceWork> work, std::string label)
+      : Completion(std::move(work), std::make_shared<const std::string>(std::move(label))) {}
   // Marks the work done, with its error if any; the first call wins.
   void finish(std::exception_ptr error = nullptr) { mark_done(std::move(error)); }
   bool ready() const;
@@ -70,7 +77,8 @@ class Completion {
   // Blocks until the work is done and returns its error if no wait() has thrown it to anyone
   // yet, marking it seen; else null. Never throws: a Future's destructor calls it.
   std::exception_ptr unseen_error() const noexcept;
-  const std::string& label() const { return label_; }
+  // "" when the launch has none.
+  const std::string& label() const;
 
  private:
   void mark_done(std::exception_ptr error) const;
@@ -78,7 +86,7 @@ class Completion {
   void settle(bool block) const;
 
   std::unique_ptr<DeviceWork> work_;  // null for work finished by finish()
-  std::string label_;
+  std::shared_ptr<const std::string> label_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable bool done_ = false;
@@ -105,7 +113,7 @@ class CheckedLaunch {
   friend CheckedLaunch check_launch(const KernelSite&, const std::vector<LaunchArg>&,
                                     const TraceFn&, SourceLoc);
   CheckedLaunch() = default;
-  std::string label_;
+  std::shared_ptr<const std::string> label_;  // the specialization's
   Device device_ = Device::cpu();
   std::shared_ptr<const CompiledKernel> kernel_;
   std::shared_ptr<const GpuKernel> gpu_;  // on a GPU
