@@ -1,6 +1,7 @@
 // The GPU half of the launch path: CUDA C++ source -> (JIT cache | NVRTC) -> cubin -> module on
 // the device -> launch on the device's stream -> a Completion that waits on the launch's event.
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,6 +13,7 @@
 #include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/launch.hpp"
+#include "tessera/backend/cuda/memory.hpp"
 #include "tessera/backend/cuda/module.hpp"
 #include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/backend/cuda/nvrtc_info.hpp"
@@ -35,23 +37,17 @@ class GpuKernel {
 
 namespace {
 
-// A launch's event, as the Completion sees it.
-// Reads (and clears) the kernel's error report after it ran; throws the error it describes at the
-// user's line. The report lives in the module, so launches of one kernel share it: a failure is
-// always reported, by the first wait that sees it.
-void check_error_report(const GpuKernel& k) {
+// Reads a launch's copy of its kernel's error report (cuda::launch put it there) once the launch
+// is done, and throws the error it describes at the user's line. Each launch has its own copy,
+// so the error is this launch's, whichever launches of the kernel ran before or after it.
+void check_error_report(const GpuKernel& k, const void* report) {
   const cuda::LoadedKernel& l = k.loaded;
-  if (!l.error_flag) return;  // the kernel has no check that can fail
-  l.ctx->make_current();
+  long long bytes[cuda::kErrorReportBytes / sizeof(long long)] = {};
+  cuda::copy_device_to_host(*l.ctx, bytes, report, sizeof bytes);
   int flag = 0;
-  long long info[5] = {};
-  const CUstream stream = l.ctx->stream();
-  TESSERA_CU(cuMemcpyDtoHAsync, &flag, l.error_flag, sizeof flag, stream);
-  TESSERA_CU(cuStreamSynchronize, stream);
+  std::memcpy(&flag, bytes, sizeof flag);
   if (flag == 0) return;
-  TESSERA_CU(cuMemcpyDtoHAsync, info, l.error_info, sizeof info, stream);
-  TESSERA_CU(cuMemsetD8Async, l.error_flag, 0, sizeof flag, stream);
-  TESSERA_CU(cuStreamSynchronize, stream);
+  const long long* info = bytes + 1;
   const size_t op = static_cast<size_t>(flag - 1);
   const SourceLoc loc = op < k.op_sites.size() ? k.op_sites[op].first : SourceLoc{};
   const std::string what = op < k.op_sites.size() ? k.op_sites[op].second : "an op";
@@ -64,20 +60,38 @@ void check_error_report(const GpuKernel& k) {
                        "; load with padding (the default) to read past the edge");
 }
 
+// A launch's error report: device memory from the stream-ordered pool, freed behind the work
+// on the stream (so never while the launch may still write it).
+class ErrorReport {
+ public:
+  explicit ErrorReport(const cuda::DeviceContext& ctx)
+      : ctx_(&ctx), p_(cuda::device_allocate(ctx, cuda::kErrorReportBytes)) {}
+  ~ErrorReport() { cuda::device_free(*ctx_, p_); }
+  ErrorReport(const ErrorReport&) = delete;
+  ErrorReport& operator=(const ErrorReport&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  const cuda::DeviceContext* ctx_;
+  void* p_;
+};
+
 // A launch's event, as the Completion sees it.
 class GpuWork final : public DeviceWork {
  public:
-  GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel)
-      : event_(std::move(event)), kernel_(kernel) {}
+  GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel,
+          std::unique_ptr<ErrorReport> report)
+      : event_(std::move(event)), kernel_(kernel), report_(std::move(report)) {}
   bool done() override { return event_->query(); }
   void wait() override {
     event_->synchronize();
-    check_error_report(kernel_);
+    if (report_) check_error_report(kernel_, report_->get());
   }
 
  private:
   std::unique_ptr<cuda::Event> event_;
-  const GpuKernel& kernel_;  // loaded kernels live as long as the process
+  const GpuKernel& kernel_;              // loaded kernels live as long as the process
+  std::unique_ptr<ErrorReport> report_;  // null when the kernel has no check that can fail
 };
 
 }  // namespace
@@ -147,9 +161,26 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   return loaded.emplace(std::move(loaded_key), std::move(kernel)).first->second;
 }
 
-std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
-  std::unique_ptr<cuda::Event> event = cuda::launch(k.loaded, k.params, args, k.config);
-  return std::make_shared<Completion>(std::make_unique<GpuWork>(std::move(event), k));
+void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
+  cuda::check_launch(k.loaded, k.params, args, k.config);
+}
+
+std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
+                                       std::shared_ptr<const std::string> label) {
+  std::unique_ptr<ErrorReport> report;
+  if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(*k.loaded.ctx);
+  std::unique_ptr<cuda::Event> event =
+      cuda::launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr);
+  try {
+    return std::make_shared<Completion>(
+        std::make_unique<GpuWork>(std::move(event), k, std::move(report)), std::move(label));
+  } catch (...) {  // the kernel runs: let it finish before the caller gets its arguments back
+    if (event) try {
+        event->synchronize();
+      } catch (...) {
+      }
+    throw;
+  }
 }
 
 }  // namespace tessera::runtime

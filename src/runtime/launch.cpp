@@ -17,6 +17,11 @@ namespace tessera::runtime {
 
 // ---- Completion ------------------------------------------------------------------------------
 
+const std::string& Completion::label() const {
+  static const std::string none;
+  return label_ ? *label_ : none;
+}
+
 void Completion::mark_done(std::exception_ptr error) const {
   {
     std::lock_guard lock(mu_);
@@ -54,7 +59,23 @@ void Completion::wait() const {
   if (work_) settle(true);
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return done_; });
-  if (error_) std::rethrow_exception(error_);
+  if (error_) {
+    seen_ = true;
+    std::rethrow_exception(error_);
+  }
+}
+
+std::exception_ptr Completion::unseen_error() const noexcept {
+  try {
+    if (work_) settle(true);  // settle() keeps the work's error; it throws nothing of its own
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+    if (!error_ || seen_) return nullptr;
+    seen_ = true;
+    return error_;
+  } catch (...) {  // the wait itself failed (a broken mutex): that is the error to keep
+    return std::current_exception();
+  }
 }
 
 // ---- parameter names -------------------------------------------------------------------------
@@ -67,15 +88,21 @@ std::vector<std::string> parameter_names(const char* param_text, size_t count) {
   auto take = [&](size_t end) {
     // The name is the last identifier of the declaration.
     size_t e = end;
-    while (e > start && !(std::isalnum(static_cast<unsigned char>(text[e - 1])) || text[e - 1] == '_')) --e;
+    while (e > start &&
+           !(std::isalnum(static_cast<unsigned char>(text[e - 1])) || text[e - 1] == '_'))
+      --e;
     size_t b = e;
-    while (b > start && (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_')) --b;
+    while (b > start &&
+           (std::isalnum(static_cast<unsigned char>(text[b - 1])) || text[b - 1] == '_'))
+      --b;
     names.push_back(text.substr(b, e - b));
   };
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '<' || c == '(') ++depth;
-    else if (c == '>' || c == ')') --depth;
+    if (c == '<' || c == '(')
+      ++depth;
+    else if (c == '>' || c == ')')
+      --depth;
     else if (c == ',' && depth == 0) {
       take(i);
       start = i + 1;
@@ -97,11 +124,15 @@ namespace {
 
 std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamKind k) {
   return detail::cat("argument ", i + 1, " ('", names[i], "', ",
-                     k == ir::ParamKind::Out ? "Out" : k == ir::ParamKind::In ? "In" : "Scalar", ")");
+                     k == ir::ParamKind::Out  ? "Out"
+                     : k == ir::ParamKind::In ? "In"
+                                              : "Scalar",
+                     ")");
 }
 
 // A specialization, compiled: its IR and, on a GPU, the kernel loaded there.
 struct Specialization {
+  std::shared_ptr<const std::string> label;    // "kernel 'add' (defined at add.cpp:12:1)"
   std::shared_ptr<const ir::Function> traced;  // as traced, for TESSERA_CHECK=trace
   std::shared_ptr<const CompiledKernel> kernel;
   std::shared_ptr<const GpuKernel> gpu;
@@ -190,8 +221,8 @@ std::string specialization_key(const KernelSite& site, const std::vector<LaunchA
 
 }  // namespace
 
-std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<LaunchArg>& args,
-                                   const TraceFn& trace, SourceLoc call) {
+CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
+                           const TraceFn& trace, SourceLoc call) {
   // Names are parsed only when needed: for errors and for tracing.
   std::vector<std::string> names_storage;
   auto names = [&]() -> const std::vector<std::string>& {
@@ -214,7 +245,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     if (a.declared_rank != kDynamicRank && a.tensor->rank() != a.declared_rank)
       fail_launch(describe(names(), i, a.kind), " has rank ", a.tensor->rank(),
                   ", but the kernel declares rank ", a.declared_rank);
-    if (!device) device = a.tensor->device();
+    if (!device)
+      device = a.tensor->device();
     else if (*device != a.tensor->device())
       fail_launch(describe(names(), i, a.kind), " is on ", a.tensor->device().str(),
                   " but earlier arguments are on ", device->str(),
@@ -228,7 +260,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     const LaunchArg& a = args[i];
     if (a.kind != ir::ParamKind::Out) continue;
     Shape g;
-    for (size_t d = 0; d < a.tile.size(); ++d) g.push_back(ceil_div(a.tensor->shape()[d], a.tile[d]));
+    for (size_t d = 0; d < a.tile.size(); ++d)
+      g.push_back(ceil_div(a.tensor->shape()[d], a.tile[d]));
     if (!first_out) {
       first_out = i;
       grid = g;
@@ -239,8 +272,9 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     }
   }
   if (!first_out)
-    fail_launch("it has no Out parameter; the launch grid comes from the partitions of its "
-                "outputs, so a kernel needs at least one");
+    fail_launch(
+        "it has no Out parameter; the launch grid comes from the partitions of its "
+        "outputs, so a kernel needs at least one");
 
   // An output's memory is reachable through no other argument.
   for (size_t i = 0; i < args.size(); ++i) {
@@ -250,8 +284,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
       if (j == i || !args[j].tensor) continue;
       const auto [lo2, hi2] = args[j].tensor->byte_range();
       if (lo < hi2 && lo2 < hi)
-        fail_at<OwnershipError>(call, "kernel '", site.name, "': ",
-                                describe(names(), i, ir::ParamKind::Out), " overlaps ",
+        fail_at<OwnershipError>(call, "kernel '", site.name,
+                                "': ", describe(names(), i, ir::ParamKind::Out), " overlaps ",
                                 describe(names(), j, args[j].kind),
                                 " in memory; an output may not be reachable through another "
                                 "argument, or tiles would race with reads of it");
@@ -276,8 +310,8 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
       std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
         const LaunchArg& a = args[i];
-        ps.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
-                               a.tile});
+        ps.push_back(
+            ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0, a.tile});
       }
       return ps;
     };
@@ -287,25 +321,30 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
         tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
     } else {
       // Traced twice: a body whose trace is not a function of the key is refused here.
-      auto traced = std::make_shared<const ir::Function>(
-          tile::trace_twice([&] { return trace(params()); }));
+      auto traced =
+          std::make_shared<const ir::Function>(tile::trace_twice([&] { return trace(params()); }));
       spec.traced = traced;
+      spec.label = std::make_shared<const std::string>(
+          detail::cat("kernel '", site.name, "'",
+                      site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
       spec.kernel = compile(*traced, *device);
       if (device->is_cuda()) {
         const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
         const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-        spec.gpu = gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
-                                         e.blocks_per_tile, e.shared_bytes,
-                                         gpu_params(spec.kernel->fn.params),
-                                         op_sites(spec.kernel->fn), e.reports_errors,
-                                         e.tensor_maps, e.persistent});
+        spec.gpu = gpu_prepare(
+            *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
+                      e.shared_bytes, gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
+                      e.reports_errors, e.tensor_maps, e.persistent});
       }
       c.entries.emplace(key, spec);
     }
   }
-  const std::shared_ptr<const CompiledKernel>& kernel = spec.kernel;
-
-  backend::LaunchArgs launch_args;
+  CheckedLaunch checked;
+  checked.label_ = spec.label;
+  checked.device_ = *device;
+  checked.kernel_ = spec.kernel;
+  checked.gpu_ = spec.gpu;
+  backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = grid;
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
@@ -316,18 +355,37 @@ std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<Lau
     v.iscalar = a.iscalar;
     launch_args.args.push_back(std::move(v));
   }
+  // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
+  // extent) is checked here too, while the caller still holds the arguments.
+  if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  return checked;
+}
 
-  if (device->is_cpu()) {
-    auto done = std::make_shared<Completion>();
+std::shared_ptr<Completion> CheckedLaunch::start() const {
+  if (device_.is_cpu()) {
+    auto done = std::make_shared<Completion>(label_);
     try {
-      backend::cpu::run(kernel->fn, launch_args);
+      backend::cpu::run(kernel_->fn, args_);
       done->finish();
     } catch (...) {
       done->finish(std::current_exception());
     }
     return done;
   }
-  return gpu_launch(*spec.gpu, launch_args);
+  return gpu_launch(*gpu_, args_, label_);
+}
+
+void fail_scalar_narrowing(const KernelSite& site, size_t index, size_t count,
+                           const std::string& value, DType to, Narrowing why, SourceLoc call) {
+  const std::vector<std::string> names = parameter_names(site.param_text, count);
+  const char* remedy = why == Narrowing::Fraction
+                           ? "; round it explicitly (std::lround), or declare the parameter with a "
+                             "floating-point type"
+                           : "; pass a value that fits, or declare the parameter with a type that "
+                             "holds it";
+  fail_at<LaunchError>(
+      call, "kernel '", site.name, "': ", describe(names, index, ir::ParamKind::Scalar), " is ",
+      value, ", which ", narrowing_reason(why, to), "; binding it would change its value", remedy);
 }
 
 }  // namespace tessera::runtime

@@ -105,6 +105,12 @@ void check_ranges(const LaunchTarget& t, const ArgRange* ranges, int count) {
 void fail_relation(const LaunchTarget& t, const std::string& text, const std::string& lhs_text,
                    const std::string& rhs_text, const RelationOutcome& o,
                    const Overflow& overflow) {
+  if (overflow.happened && overflow.unfit)
+    fail<LaunchError>("kernel '", t.kernel, "': the size relation `", text,
+                      "` of its contract cannot be checked: ", overflow.expression, " is ",
+                      overflow.unfit_value,
+                      ", past the 64-bit signed range that size relations compute in; pass a "
+                      "value below 2^63.");
   if (overflow.happened)
     fail<LaunchError>("kernel '", t.kernel, "': the size relation `", text,
                       "` of its contract cannot be checked: ", overflow.expression,
@@ -152,7 +158,9 @@ std::shared_ptr<runtime::Completion> run(const LaunchTarget& t, const void* pack
     r.args_bytes = bytes;
     work = driver_bridge().launch(r);
   }
-  if (work) return std::make_shared<runtime::Completion>(std::move(work));
+  // The label names the launch in an error its Future is dropped with (runtime/future.hpp).
+  if (work)
+    return std::make_shared<runtime::Completion>(std::move(work), "SIMT kernel '" + t.kernel + "'");
   auto done = std::make_shared<runtime::Completion>();
   done->finish();
   return done;

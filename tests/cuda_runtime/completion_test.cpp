@@ -131,4 +131,36 @@ TEST(Completion, ConcurrentWaitersAllSeeTheDeviceError) {
   EXPECT_EQ(errors.load(), 4);
 }
 
+// What a Future's destructor asks (future.hpp): the error, once, unless a wait() threw it.
+TEST(Completion, UnseenErrorIsHandedOutOnceAndNeverAfterAWaitThrewIt) {
+  Completion failed("kernel 'k'");
+  failed.finish(std::make_exception_ptr(BoundsError("outside")));
+  EXPECT_TRUE(failed.unseen_error());
+  EXPECT_FALSE(failed.unseen_error());
+  EXPECT_EQ(failed.label(), "kernel 'k'");
+
+  Completion waited;
+  waited.finish(std::make_exception_ptr(BoundsError("outside")));
+  EXPECT_THROW(waited.wait(), BoundsError);
+  EXPECT_FALSE(waited.unseen_error());
+
+  Completion fine;
+  fine.finish();
+  EXPECT_FALSE(fine.unseen_error());
+}
+
+// It waits for device work first, and collects the work's own error.
+TEST(Completion, UnseenErrorWaitsForTheDeviceWork) {
+  std::atomic<int> state{0}, waits{0};
+  Completion c(std::make_unique<FakeWork>(state, waits), "kernel 'k'");
+  std::thread finisher([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    state = 2;
+  });
+  const std::exception_ptr e = c.unseen_error();
+  finisher.join();
+  ASSERT_TRUE(e);
+  EXPECT_THROW(std::rethrow_exception(e), BackendError);
+}
+
 }  // namespace

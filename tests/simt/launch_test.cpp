@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,29 @@ TEST_F(SimtLaunch, RelationsOverScalarsAndTheGridUseCheckedArithmetic) {
       << threads;
 }
 
+// Class 4 of issue 10 on the SIMT path: a relation computes in index_t, so an unsigned scalar past
+// it (which would wrap to a negative size there) is refused, not compared; its twin launches.
+TEST_F(SimtLaunch, AnUnsignedScalarPastTheIndexRangeIsRefusedByARelationThatReadsIt) {
+  std::vector<int64_t> o(8);
+  auto out = on_gpu(o, {8});
+  const auto first = prepare<t_first_n>(module(), cover(8, 64));
+  const std::string e = error_of<LaunchError>(
+      [&] { (void)first(std::move(out), std::numeric_limits<unsigned long>::max()); });
+  EXPECT_EQ(e,
+            "kernel 't_first_n': the size relation `out.size() >= n` of its contract cannot be "
+            "checked: n is 18446744073709551615, past the 64-bit signed range that size "
+            "relations compute in; pass a value below 2^63.");
+  EXPECT_TRUE(fake.launches.empty());
+  EXPECT_FALSE(out.empty());  // NOLINT(bugprone-use-after-move): refused before it was taken
+  // NOLINTNEXTLINE(bugprone-use-after-move)
+  EXPECT_NO_THROW(out = std::get<0>(first(std::move(out), 8ul).sync()));
+  EXPECT_EQ(fake.launches.size(), 1u);
+  const std::string small = error_of<LaunchError>([&] { (void)first(std::move(out), 9ul); });
+  EXPECT_NE(small.find("`out.size() >= n` of its contract: out.size() is 8 and n is 9"),
+            std::string::npos)
+      << small;
+}
+
 TEST_F(SimtLaunch, AnOutputMayNotOverlapAnyOtherArgument) {
   // Two wraps of one buffer are two storages: the address ranges are what is compared.
   std::vector<float> buf(300, 0), y(100, 0);
@@ -326,6 +350,30 @@ TEST_F(SimtLaunch, ALaunchsFutureIsPendingUntilTheGpuIsDoneAndReportsItsOwnError
               (void)std::move(second).sync();
             }).find("the fake kernel trapped"),
             std::string::npos);
+}
+
+// Class 8 of issue 10: one rule for both paths (runtime/future.hpp). A failed launch whose Future
+// is dropped unsynced keeps its error, and the thread's next launch, SIMT or tile, is refused
+// with it before it takes anything; the launch after that runs.
+TEST_F(SimtLaunch, AFailedLaunchsDroppedFutureRefusesTheThreadsNextLaunchOnce) {
+  std::vector<float> d(4), s(4);
+  RawLaunchConfig raw;
+  raw.block[0] = 4;
+  fake.fail_next = "the fake kernel trapped";
+  { auto dropped = launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}); }
+  const std::string e = error_of<LostLaunchError>(
+      [&] { (void)launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}); });
+  EXPECT_EQ(e.rfind("a launch of SIMT kernel 't_raw_copy' failed, and its Future was destroyed "
+                    "without sync() or wait(), so nobody saw its error: \"",
+                    0),
+            0u)
+      << e;
+  EXPECT_NE(e.find("the fake kernel trapped"), std::string::npos) << e;
+  EXPECT_NE(e.find("This launch was refused before it took its arguments"), std::string::npos);
+  EXPECT_EQ(fake.launches.size(), 1u);  // the refused launch queued nothing
+  EXPECT_NO_THROW(
+      (void)launch_unchecked<t_raw_copy>(module(), raw, d.data(), s.data(), int64_t{4}).sync());
+  EXPECT_EQ(fake.launches.size(), 2u);
 }
 
 TEST_F(SimtLaunch, UncheckedLaunchOfAContractedKernelSkipsTheContractButNotTheDevice) {

@@ -41,6 +41,10 @@ TESSERA_SIMT_DEFINE(t_iota, Index1D i, DisjointSpan<int64_t> out, int64_t rows, 
   if (auto o = out.at(i)) *o = i.value();
 }
 
+TESSERA_SIMT_DEFINE(t_first_n, Index1D i, DisjointSpan<int64_t> out, unsigned long n) {
+  if (auto o = out.at(i)) *o = 1;
+}
+
 TESSERA_SIMT_DEFINE(t_big_shared, Index1D i, DisjointSpan<int> out) {
   SharedSpan<int> s = dynamic_shared<int>();
   s[threadIdx.x] = static_cast<int>(s.size());

@@ -50,6 +50,11 @@ TESSERA_SIMT_KERNEL(t_iota, Index1D i, DisjointSpan<int64_t> out, int64_t rows, 
   return contract<1>().block_at_most(512).require(size<"out"> == value<"rows"> * value<"cols">);
 };
 
+// out[i] = 1, under a relation over an unsigned scalar (whose value may pass index_t's range).
+TESSERA_SIMT_KERNEL(t_first_n, Index1D i, DisjointSpan<int64_t> out, unsigned long n) {
+  return contract<1>().block_at_most(512).require(size<"out"> >= value<"n">);
+};
+
 // Asks for more dynamic shared memory than a block gets without opting in.
 TESSERA_SIMT_KERNEL(t_big_shared, Index1D i, DisjointSpan<int> out) {
   return contract<1>().block_exactly(128).dynamic_shared(100 * 1024);
@@ -69,6 +74,6 @@ TESSERA_SIMT_KERNEL(t_future, Index1D i, DisjointSpan<int> out) {
 TESSERA_SIMT_KERNEL_UNCHECKED(t_raw_copy, float* dst, const float* src, int64_t n);
 
 // Every kernel above, for Module::nvrtc<...> over test_kernels.cuh.
-#define SIMT_TEST_KERNELS                                                                    \
-  t_add, t_scale2d, t_tile, t_rowsum, t_reverse_blocks, t_iota, t_big_shared, t_huge_shared, \
-      t_future, t_raw_copy
+#define SIMT_TEST_KERNELS                                                                \
+  t_add, t_scale2d, t_tile, t_rowsum, t_reverse_blocks, t_iota, t_first_n, t_big_shared, \
+      t_huge_shared, t_future, t_raw_copy

@@ -45,6 +45,9 @@ class OwnershipError : public Error { using Error::Error; };
 class BoundsError : public Error { using Error::Error; };
 // A launch that does not fit the kernel or the device.
 class LaunchError : public Error { using Error::Error; };
+// The error of a launch whose Future was destroyed without sync() or wait() (future.hpp): thrown
+// by the next launch on the thread that dropped it, naming the lost launch and its error.
+class LostLaunchError : public Error { using Error::Error; };
 // A failure of the CUDA driver, NVRTC or the host system.
 class BackendError : public Error { using Error::Error; };
 // A bug in Tessera itself.

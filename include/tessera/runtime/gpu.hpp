@@ -90,10 +90,17 @@ class GpuKernel;
 // the driver's refusal), LaunchError (shared memory beyond the device).
 std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k);
 
-// Launches a prepared kernel with `args` (abi.hpp's layout), asynchronously: the Completion is
-// done when the GPU is, and its wait() throws BackendError if the kernel failed. Throws
-// LaunchError before anything runs when the launch does not fit the device (threads per block,
-// shared memory, tensor rank).
-std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args);
+// Throws LaunchError when a launch of `k` with `args` would not fit the device (threads per
+// block, shared memory, tensor and grid ranks, tiles along an axis): what gpu_launch() checks,
+// asked before the launcher takes the caller's arguments.
+void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args);
+
+// Launches a prepared kernel with `args` (abi.hpp's layout), asynchronously: the Completion
+// (labelled `label`) is done when the GPU is, and its wait() throws the kernel's error: the error
+// report of this launch only (a BoundsError at the user's line), or BackendError if the kernel
+// faulted. Throws LaunchError before anything runs when the launch does not fit the device, and
+// BackendError when the driver refuses it.
+std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
+                                       std::shared_ptr<const std::string> label = nullptr);
 
 }  // namespace tessera::runtime

@@ -3,8 +3,19 @@
 // argument is a compile error that says what to pass instead:
 //   Out<T, R>  <- Partition<T, R>&&   (moved in; the launch owns it until the work is done)
 //   In<T, R>   <- Tensor<T, R>        (a handle is kept until the work is done)
-//   Scalar<T>  <- a value convertible to T
-// The call returns a Future that owns every argument; .sync() waits and hands them back.
+//   Scalar<T>  <- a value convertible to T, whose value T holds: checked at launch, so 2^32 for
+//                 a Scalar<int32_t>, -1 for a Scalar<uint8_t>, 2.5 for an integer or 1e300 for a
+//                 Scalar<float> is a LaunchError naming the kernel, parameter and value
+//                 (core/narrowing.hpp; a floating-point T rounds to nearest, as arithmetic does)
+// The call returns a Future (future.hpp) that owns every argument; .sync() waits and hands them
+// back.
+//
+// A launch checks everything it can before it takes anything: the arguments are read where the
+// caller holds them (validate, describe, trace and compile, check against the device), then
+// taken (copies first, then moves, which cannot fail), then the work starts. A launch refused by
+// a check leaves every argument with its caller, intact and usable; if the driver refuses the
+// start itself, the partitions are moved back into the caller's variables before the error
+// propagates.
 #pragma once
 
 #include <memory>
@@ -12,52 +23,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "tessera/core/narrowing.hpp"
+#include "tessera/runtime/future.hpp"
 #include "tessera/runtime/launch.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tessera/tile/control.hpp"
 
 namespace tessera {
-
-// Owns a launch's arguments until its work is done. Destroying it waits for the work.
-template <class Args>
-class [[nodiscard]] Future {
- public:
-  Future(Args args, std::shared_ptr<runtime::Completion> done)
-      : args_(std::move(args)), done_(std::move(done)) {}
-  Future(Future&&) noexcept = default;
-  Future& operator=(Future&&) noexcept = default;
-  ~Future() {
-    if (done_) try {
-        done_->wait();
-      } catch (...) {  // the error was never asked for; the arguments are safe to drop now
-      }
-  }
-
-  // Waits, then returns the arguments (partitions, tensors, scalars) in parameter order. Throws
-  // the error of the work, if it failed.
-  Args sync() && {
-    alive();
-    done_->wait();
-    done_.reset();
-    return std::move(args_);
-  }
-  // The same future, kept to be waited on later; it keeps owning the arguments.
-  Future async() && { return std::move(*this); }
-  bool ready() const { return alive().ready(); }
-  void wait() const { alive().wait(); }
-  Args get() && { return std::move(*this).sync(); }
-
- private:
-  const runtime::Completion& alive() const {
-    if (!done_)
-      fail<OwnershipError>("this Future was moved from or already synced, and owns nothing; use "
-                           "the arguments its sync() returned");
-    return *done_;
-  }
-
-  Args args_;
-  std::shared_ptr<runtime::Completion> done_;
-};
 
 namespace runtime {
 
@@ -99,7 +71,9 @@ struct HostArg<Partition<T, R>> {
   static constexpr int rank = R;
 };
 
-constexpr bool ranks_agree(int a, int b) { return a == kDynamicRank || b == kDynamicRank || a == b; }
+constexpr bool ranks_agree(int a, int b) {
+  return a == kDynamicRank || b == kDynamicRank || a == b;
+}
 
 // Compile-time check of one argument against its parameter; each failure says what to pass.
 // Returns whether the argument fits, so that the launch can stop there and the message is the
@@ -165,30 +139,63 @@ constexpr bool check_argument() {
   return true;
 }
 
-// What a launch keeps of each argument.
+// Describes argument `index` for the launch, reading it where the caller holds it. A scalar is
+// converted to its parameter's type here, refused if that would change its value
+// (core/narrowing.hpp: 2^32 into an i32, -1 into a u8, 2.5 into an integer, 1e300 into an f32).
 template <class P, class A>
-auto take_argument(A&& a) {
-  using D = std::remove_cvref_t<A>;
-  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) return D(std::forward<A>(a));
-  else if constexpr (ParamTraits<P>::kind == ir::ParamKind::In) return D(a);
-  else return static_cast<typename ParamTraits<P>::element>(a);
-}
-
-template <class P, class O>
-LaunchArg describe_argument(const O& owned) {
+LaunchArg describe_argument([[maybe_unused]] const KernelSite& site, [[maybe_unused]] size_t index,
+                            [[maybe_unused]] size_t count, const A& a) {
   using Traits = ParamTraits<P>;
+  using T = typename Traits::element;
   LaunchArg arg;
   arg.kind = Traits::kind;
-  arg.dtype = dtype_v<typename Traits::element>;
+  arg.dtype = dtype_v<T>;
   arg.declared_rank = Traits::rank;
   if constexpr (Traits::kind == ir::ParamKind::Scalar) {
-    if constexpr (std::is_integral_v<O>) arg.iscalar = static_cast<int64_t>(owned);
-    else arg.scalar = static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<O>, O, float>>(owned));
+    if (const Narrowing n = narrowing<T>(a); n != Narrowing::None)
+      fail_scalar_narrowing(site, index, count, value_text_of(a), dtype_v<T>, n, site.loc);
+    const T v = static_cast<T>(a);
+    if constexpr (std::is_integral_v<T>)
+      arg.iscalar = static_cast<int64_t>(v);
+    else
+      arg.scalar = static_cast<double>(
+          static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(v));
   } else {
-    arg.tensor = &HandleAccess::of(owned);
-    if constexpr (Traits::kind == ir::ParamKind::Out) arg.tile = owned.tile_shape();
+    arg.tensor = &HandleAccess::of(a);
+    if constexpr (Traits::kind == ir::ParamKind::Out) arg.tile = a.tile_shape();
   }
   return arg;
+}
+
+// What a launch takes of an argument, in two steps: copy_argument() makes what can fail to make
+// (a handle to an input, a scalar's value) without touching the caller's argument;
+// take_argument() then moves what the launch owns (an output's partition) and cannot throw, so
+// no argument is ever half taken.
+struct Pending {};  // an output, not taken yet
+template <class P, class A>
+auto copy_argument(const A& a) {
+  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out)
+    return Pending{};
+  else if constexpr (ParamTraits<P>::kind == ir::ParamKind::In)
+    return std::remove_cvref_t<A>(a);
+  else
+    return static_cast<typename ParamTraits<P>::element>(a);
+}
+template <class P, class A, class C>
+auto take_argument(A&& a, C& copy) noexcept {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) {
+    static_assert(std::is_nothrow_move_constructible_v<D>);
+    return D(std::forward<A>(a));
+  } else {
+    static_assert(std::is_nothrow_move_constructible_v<C>);
+    return C(std::move(copy));
+  }
+}
+// Moves a taken output back into the caller's variable (the start of the work failed).
+template <class P, class A, class O>
+void give_back(A& caller, O& owned) noexcept {
+  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) caller = std::move(owned);
 }
 
 template <class F>
@@ -232,17 +239,34 @@ class Kernel {
 
   template <size_t... I, class... Args>
   auto start(std::index_sequence<I...>, Args&&... args) const {
-    auto owned = std::tuple{runtime::take_argument<P<I>>(std::forward<Args>(args))...};
-    std::vector<runtime::LaunchArg> described{
-        runtime::describe_argument<P<I>>(std::get<I>(owned))...};
+    // An earlier launch's error that nobody saw (its Future was dropped unsynced) stops this one.
+    runtime::refuse_launch_if_an_error_was_lost();
     const runtime::KernelSite site{identity(), name_, param_text_, loc_};
-    auto done = runtime::launch(site, described, [this](std::vector<ir::Param> params) {
-      return tile::detail::trace(name_, std::move(params), loc_, [this] {
-        // Braced initialisation makes the parameters (and their IR) in declaration order.
-        std::tuple<P<I>...> values{P<I>(tile::detail::ParamTag{static_cast<int>(I)})...};
-        std::apply(body_, std::move(values));
-      });
-    }, loc_);
+    // 1. Check, reading the arguments where the caller holds them.
+    const std::vector<runtime::LaunchArg> described{
+        runtime::describe_argument<P<I>>(site, I, arity, args)...};
+    const runtime::CheckedLaunch checked = runtime::check_launch(
+        site, described,
+        [this](std::vector<ir::Param> params) {
+          return tile::detail::trace(name_, std::move(params), loc_, [this] {
+            // Braced initialisation makes the parameters (and their IR) in declaration order.
+            std::tuple<P<I>...> values{P<I>(tile::detail::ParamTag{static_cast<int>(I)})...};
+            std::apply(body_, std::move(values));
+          });
+        },
+        loc_);
+    // 2. Take: copies first (they may throw; nothing is moved yet), then the moves.
+    auto copies = std::tuple{runtime::copy_argument<P<I>>(args)...};
+    auto owned =
+        std::tuple{runtime::take_argument<P<I>>(std::forward<Args>(args), std::get<I>(copies))...};
+    // 3. Start. If the driver refuses it, the outputs go back to the caller.
+    std::shared_ptr<runtime::Completion> done;
+    try {
+      done = checked.start();
+    } catch (...) {
+      (runtime::give_back<P<I>>(args, std::get<I>(owned)), ...);
+      throw;
+    }
     return Future<decltype(owned)>(std::move(owned), std::move(done));
   }
 
@@ -281,7 +305,7 @@ struct KernelMaker {
 //
 // The definition ends with a semicolon (it is a variable). Put `template <...>` in front for
 // kernels with compile-time parameters such as tile sizes, and call them as gemm<128, 64>(...).
-#define TESSERA_KERNEL(name, ...)                                                   \
-  inline constexpr auto name =                                                      \
-      ::tessera::runtime::KernelMaker{#name, #__VA_ARGS__, ::tessera::SourceLoc::current()} \
-          ->*[](__VA_ARGS__) -> void
+#define TESSERA_KERNEL(name, ...)                                                              \
+  inline constexpr auto name =                                                                 \
+      ::tessera::runtime::KernelMaker{#name, #__VA_ARGS__, ::tessera::SourceLoc::current()}->* \
+      [](__VA_ARGS__) -> void

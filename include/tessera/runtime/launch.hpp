@@ -11,24 +11,30 @@
 #include <string>
 #include <vector>
 
+#include "tessera/backend/launch_args.hpp"
+#include "tessera/core/narrowing.hpp"
 #include "tessera/ir/ir.hpp"
+#include "tessera/runtime/device.hpp"
 #include "tessera/runtime/tensor_handle.hpp"
 
 namespace tessera::runtime {
 
+struct CompiledKernel;  // compile.hpp
+class GpuKernel;        // gpu.hpp
+
 // A kernel as the launcher sees it.
 struct KernelSite {
-  const void* identity;     // one per kernel object: part of the specialization key
+  const void* identity;  // one per kernel object: part of the specialization key
   const char* name;
-  const char* param_text;   // the parameter list as written, for parameter names
-  SourceLoc loc;            // where the kernel is defined
+  const char* param_text;  // the parameter list as written, for parameter names
+  SourceLoc loc;           // where the kernel is defined
 };
 
 // One argument as declared by the kernel and as passed by the caller.
 struct LaunchArg {
   ir::ParamKind kind;
   DType dtype;
-  int declared_rank = kDynamicRank;   // Out<T, R> / In<T, R>
+  int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
   Shape tile;                            // Out
   double scalar = 0;                     // Scalar of a floating-point dtype
@@ -48,16 +54,31 @@ class DeviceWork {
 
 // Completion of a launch; shared by the futures that own the launch's arguments. Either finished
 // by finish() (the CPU backend runs synchronously), or made with the DeviceWork it waits for (a
-// GPU launch returns at once, and an error of the kernel surfaces at wait()).
+// GPU launch returns at once, and an error of the kernel surfaces at wait()). `label` names the
+// launch in an error nobody asked for (future.hpp): "kernel 'add' (defined at add.cpp:12)".
 class Completion {
  public:
   Completion() = default;
-  explicit Completion(std::unique_ptr<DeviceWork> work) : work_(std::move(work)) {}
+  // The label is shared: a kernel's launches share one, made with its specialization, so that
+  // labelling costs a launch no formatting.
+  explicit Completion(std::shared_ptr<const std::string> label) : label_(std::move(label)) {}
+  explicit Completion(std::string label)
+      : Completion(std::make_shared<const std::string>(std::move(label))) {}
+  explicit Completion(std::unique_ptr<DeviceWork> work,
+                      std::shared_ptr<const std::string> label = nullptr)
+      : work_(std::move(work)), label_(std::move(label)) {}
+  Completion(std::unique_ptr<DeviceWork> work, std::string label)
+      : Completion(std::move(work), std::make_shared<const std::string>(std::move(label))) {}
   // Marks the work done, with its error if any; the first call wins.
   void finish(std::exception_ptr error = nullptr) { mark_done(std::move(error)); }
   bool ready() const;
   // Blocks until the work is done; rethrows its error (every time it is asked).
   void wait() const;
+  // Blocks until the work is done and returns its error if no wait() has thrown it to anyone
+  // yet, marking it seen; else null. Never throws: a Future's destructor calls it.
+  std::exception_ptr unseen_error() const noexcept;
+  // "" when the launch has none.
+  const std::string& label() const;
 
  private:
   void mark_done(std::exception_ptr error) const;
@@ -65,9 +86,11 @@ class Completion {
   void settle(bool block) const;
 
   std::unique_ptr<DeviceWork> work_;  // null for work finished by finish()
+  std::shared_ptr<const std::string> label_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable bool done_ = false;
+  mutable bool seen_ = false;  // a wait() has thrown the error to a caller
   mutable std::exception_ptr error_;
 };
 
@@ -75,10 +98,40 @@ class Completion {
 // tile shapes).
 using TraceFn = std::function<ir::Function(std::vector<ir::Param>)>;
 
-// Validates, specializes and starts the launch. Throws (LaunchError, OwnershipError, KernelError)
-// before any work starts if anything is wrong.
-std::shared_ptr<Completion> launch(const KernelSite& site, const std::vector<LaunchArg>& args,
-                                   const TraceFn& trace, SourceLoc call);
+// A launch that passed every check: its specialization is traced and compiled, and its
+// arguments are held as the backend takes them (addresses, shapes, scalar values). Nothing in it
+// refers to the caller's handles, so the launcher takes the arguments from the caller only after
+// check_launch() returned, and before start().
+class CheckedLaunch {
+ public:
+  // Starts the work. Throws only what no check can know beforehand: the driver refusing the
+  // launch, or no memory for its error report. The work's own errors (an unpadded load outside
+  // its tensor) surface at the Completion's wait(), on every backend.
+  std::shared_ptr<Completion> start() const;
+
+ private:
+  friend CheckedLaunch check_launch(const KernelSite&, const std::vector<LaunchArg>&,
+                                    const TraceFn&, SourceLoc);
+  CheckedLaunch() = default;
+  std::shared_ptr<const std::string> label_;  // the specialization's
+  Device device_ = Device::cpu();
+  std::shared_ptr<const CompiledKernel> kernel_;
+  std::shared_ptr<const GpuKernel> gpu_;  // on a GPU
+  backend::LaunchArgs args_;
+};
+
+// Validates the launch (arguments alive, ranks, devices, grids, overlaps, the device's limits),
+// and traces, checks and compiles the kernel's specialization (once per key). Throws
+// (LaunchError, OwnershipError, KernelError, BackendError) before any work starts, and reads the
+// arguments only through `args`: the caller still holds them, and keeps them when this throws.
+CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
+                           const TraceFn& trace, SourceLoc call);
+
+// Throws the LaunchError for a scalar argument (argument `index` of `count`) whose value `value`
+// the parameter's type `to` would change (the rule and reason: core/narrowing.hpp).
+[[noreturn]] void fail_scalar_narrowing(const KernelSite& site, size_t index, size_t count,
+                                        const std::string& value, DType to, Narrowing why,
+                                        SourceLoc call);
 
 // The parameter names in a TESSERA_KERNEL parameter list ("Out<float> z, In<float> x" -> z, x).
 std::vector<std::string> parameter_names(const char* param_text, size_t count);

@@ -35,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/core/narrowing.hpp"  // the scalar rule, shared with the tile path
 #include "tessera/runtime/kernel.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tessera/simt/check.hpp"
@@ -99,11 +100,6 @@ struct TensorArg<Partition<T, R>> {
   static constexpr bool value = true, partition = true;
   using element = T;
   static constexpr int rank = R;
-};
-
-template <class P, class A>
-concept Converts = requires(A a) {
-  P{a};
 };
 
 // Whether parameter P is written through: outputs and mutable pointers.
@@ -206,7 +202,13 @@ P bind(const LaunchTarget& t, int pos, const std::remove_cvref_t<A>& a, ArgFacts
     return a;
   } else {
     P v{a};
-    if constexpr (is_integer_scalar<P>) facts.value = static_cast<index_t>(v);
+    if constexpr (is_integer_scalar<P>) {
+      // The relations compute in index_t; an unsigned value past it would wrap to a negative
+      // size there (core/narrowing.hpp, the rule the tile path binds scalars by).
+      facts.value = static_cast<index_t>(v);
+      facts.value_fits = narrowing<index_t>(v) == Narrowing::None;
+      if constexpr (std::is_unsigned_v<P>) facts.unsigned_value = v;
+    }
     return v;
   }
 }
@@ -260,6 +262,8 @@ constexpr bool check_arguments() {
 // argument with its caller.
 template <class K, class Relations, class... A, unsigned... I>
 auto start(const LaunchTarget& t, Relations&& relations, IndexSeq<I...> seq, A&&... args) {
+  // An earlier launch's error that nobody saw (its Future was dropped unsynced) stops this one.
+  runtime::refuse_launch_if_an_error_was_lost();
   using Sig = KernelSignature<K>;
   ArgFacts facts[Sig::Body::kSize + 1];
   const PackOf<K> pack = bind_arguments<K, A...>(t, facts, seq, args...);

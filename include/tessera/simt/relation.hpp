@@ -37,14 +37,21 @@ namespace detail {
 // witness's entry is unused).
 struct ArgFacts {
   index_t size = 0, rows = 0, cols = 0, value = 0;
+  // An unsigned scalar past index_t's range (core/narrowing.hpp): `value` does not hold it, so a
+  // relation that reads it cannot be checked.
+  bool value_fits = true;
+  unsigned long long unsigned_value = 0;
 };
 
-// The first overflow met while evaluating a relation.
+// The first overflow met while evaluating a relation: an operation, or a scalar (`unfit`) whose
+// value index_t cannot hold.
 struct Overflow {
   bool happened = false;
-  std::string expression;  // "rows of the product", rendered
+  std::string expression;  // "rows of the product", rendered; or the scalar's name
   index_t a = 0, b = 0;
   char op = '*';
+  bool unfit = false;
+  unsigned long long unfit_value = 0;
 };
 
 struct RelationContext {
@@ -134,7 +141,15 @@ struct ArgExpr {
       return F == Fact::Rows ? c.args[pos].rows : c.args[pos].cols;
     } else {
       static_assert(is_integer_scalar<P>, "value<\"name\"> applies to an integer scalar parameter");
-      return c.args[pos].value;
+      const ArgFacts& a = c.args[pos];
+      if (!a.value_fits && !c.overflow.happened) {
+        c.overflow.happened = true;
+        c.overflow.unfit = true;
+        c.overflow.unfit_value = a.unsigned_value;
+        c.overflow.expression.clear();
+        render(c.overflow.expression);
+      }
+      return a.value;
     }
   }
   void render(std::string& out) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <mutex>
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
@@ -108,8 +109,8 @@ int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_
   return std::min<int64_t>(numel(grid) * blocks_per_tile, props.max_grid_x);
 }
 
-std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
-                              const LaunchArgs& args, const LaunchConfig& config) {
+void check_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
+                  const LaunchArgs& args, const LaunchConfig& config) {
   const DeviceContext& ctx = *k.ctx;
   const DeviceProps& props = ctx.props();
   TESSERA_INTERNAL_CHECK(params.size() == args.args.size(), "kernel '", k.name, "' has ",
@@ -135,10 +136,6 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
     fail<LaunchError>("kernel '", k.name, "' has a grid of rank ", args.grid.size(),
                       ", but the CUDA backend launches grids of rank up to ", TESSERA_MAX_RANK);
 
-  TesseraGrid grid{};
-  for (size_t d = 0; d < TESSERA_MAX_RANK; ++d)
-    grid.tiles[d] = d < args.grid.size() ? args.grid[d] : 1;
-  grid.total = numel(args.grid);
   for (int64_t t : args.grid) {
     if (t < 0)
       fail<LaunchError>("kernel '", k.name, "' has a negative grid ", to_string(args.grid));
@@ -148,6 +145,21 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
                         " tiles; the CUDA backend runs at most 2^31 - 1 tiles along an axis; use "
                         "larger tiles");
   }
+  for (size_t i = 0; i < params.size(); ++i)
+    if (params[i].tensor) (void)tensor_ref(k, i, args.args[i].tensor);  // its rank
+}
+
+std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
+                              const LaunchArgs& args, const LaunchConfig& config,
+                              void* error_report) {
+  check_launch(k, params, args, config);
+  const DeviceContext& ctx = *k.ctx;
+  const DeviceProps& props = ctx.props();
+  const int threads = config.threads_per_block;
+  TesseraGrid grid{};
+  for (size_t d = 0; d < TESSERA_MAX_RANK; ++d)
+    grid.tiles[d] = d < args.grid.size() ? args.grid[d] : 1;
+  grid.total = numel(args.grid);
 
   std::vector<ArgSlot> slots(params.size() + 1);
   std::vector<void*> pointers(params.size() + 1);
@@ -167,6 +179,11 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   }
 
   ctx.make_current();
+  // A launch and the copy of the module's report behind it are queued as one step: another
+  // thread's launch of the kernel queued in between would put its error in this launch's copy.
+  static std::mutex report_order;
+  std::unique_lock<std::mutex> queuing(report_order, std::defer_lock);
+  if (error_report && k.error_flag) queuing.lock();
   int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
   if (config.persistent) blocks = std::min<int64_t>(blocks, props.multiprocessors);
   if (blocks > 0) {
@@ -179,8 +196,24 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
             detail::cat("launching kernel '", k.name, "' (", blocks, " blocks of ", threads,
                         " threads) on GPU cuda:", ctx.ordinal()));
   }
-  // Recorded even for an empty grid, so that waiting still means "everything before is done".
-  return std::make_unique<Event>(ctx);
+  // The launch's own copy of the module's report, then the report cleared for the next launch:
+  // the stream runs them in order, so each launch's copy holds what that launch wrote, and a
+  // later launch's error cannot surface in this one's wait (nor this one's in a later one's).
+  // Past this point the kernel may be running: if queuing the rest fails, wait for the stream
+  // before throwing, since the launcher then hands the arguments back to the caller.
+  try {
+    if (error_report && k.error_flag) {
+      const auto report = reinterpret_cast<CUdeviceptr>(error_report);
+      TESSERA_CU(cuMemcpyDtoDAsync, report, k.error_flag, sizeof(int), ctx.stream());
+      TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), ctx.stream());
+      TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), ctx.stream());
+    }
+    // Recorded even for an empty grid, so that waiting still means "everything before is done".
+    return std::make_unique<Event>(ctx);
+  } catch (...) {
+    (void)driver().cuStreamSynchronize(ctx.stream());
+    throw;
+  }
 }
 
 }  // namespace tessera::backend::cuda

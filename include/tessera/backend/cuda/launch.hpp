@@ -29,12 +29,24 @@ struct LaunchConfig {
   std::vector<TensorMapSpec> tensor_maps;
 };
 
+// Throws LaunchError (naming the kernel, the limit and the value asked for) when the launch does
+// not fit the kernel's function or the device; launch() checks the same, first.
+void check_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
+                  const LaunchArgs& args, const LaunchConfig& config);
+
 // Queues the kernel on its device's stream and returns the event recorded after it. The grid is
 // 1-D: min(tile blocks, the device's grid limit) blocks, and the kernel loops over the rest.
-// Throws LaunchError (naming the kernel, the limit and the value asked for) when the launch does
-// not fit, BackendError when the driver refuses it.
+// With `error_report` (device memory of kErrorReportBytes, for a kernel whose module has an
+// error report), the module's report is copied there after the kernel and cleared, both queued
+// on the stream before the event: the launch's own report, which no later launch can change.
+// Throws LaunchError when the launch does not fit, BackendError when the driver refuses it.
 std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
-                              const LaunchArgs& args, const LaunchConfig& config);
+                              const LaunchArgs& args, const LaunchConfig& config,
+                              void* error_report = nullptr);
+
+// A launch's copy of its module's error report: the flag (an int, padded to 8 bytes), then
+// tessera_error_info (5 x long long).
+inline constexpr size_t kErrorReportBytes = 8 + 5 * sizeof(long long);
 
 // Launches on the device a TesseraGrid of `grid` would give: exposed for tests.
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile = 1);
