@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <optional>
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
+#include "tessera/core/checked.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::backend::cuda {
@@ -105,7 +107,12 @@ CUtensorMap tensor_map(const LoadedKernel& k, const TensorMapSpec& spec, const T
 }  // namespace
 
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile) {
-  return std::min<int64_t>(numel(grid) * blocks_per_tile, props.max_grid_x);
+  // Checked: a wrapped block count could be zero, a launch that "succeeds" and writes nothing.
+  const std::optional<int64_t> blocks = checked_mul(numel(grid), blocks_per_tile);
+  if (!blocks)
+    fail<LaunchError>("a grid of ", to_string(grid), " tiles of ", blocks_per_tile,
+                      " blocks each has more blocks than a 64-bit count holds; use larger tiles");
+  return std::min<int64_t>(*blocks, props.max_grid_x);
 }
 
 std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
