@@ -33,9 +33,8 @@ void* device_allocate(const DeviceContext& ctx, size_t bytes) {
   // Out of memory is the user's to handle (a smaller batch, freeing tensors): its own type,
   // naming the size and the device, like a host allocation that fails.
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    fail<OutOfMemoryError>("out of memory: ", n, " bytes (", bytes_text(n),
-                           ") could not be allocated on cuda:", ctx.ordinal(), "; use smaller "
-                           "tensors, or free some first");
+    fail<OutOfMemoryError>("out of memory: ", n, " bytes could not be allocated on cuda:",
+                           ctx.ordinal(), "; use smaller tensors, or free some first");
   check(r, ctx.pool() ? "cuMemAllocAsync" : "cuMemAlloc",
         detail::cat("allocating ", bytes_text(n), " on GPU cuda:", ctx.ordinal()));
   return reinterpret_cast<void*>(p);

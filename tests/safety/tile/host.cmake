@@ -24,12 +24,18 @@ foreach(snippet ${host_snippets})
   set_tests_properties(safety.tile_${name} PROPERTIES LABELS "cpu;compile-fail")
 endforeach()
 
-# The SIMT path's side of class 1 (escaped storage is not a SIMT output), with the fake driver of
-# tests/simt.
+# The SIMT path's side of classes 1 (escaped storage is not a SIMT output, with the fake driver of
+# tests/simt) and 3 (shared-memory sizes that wrap).
 if(TARGET tessera_simt)
-  tessera_test(host_simt_safety_tests SOURCES ${CMAKE_CURRENT_LIST_DIR}/host_simt_escape_test.cpp
+  tessera_test(host_simt_safety_tests
+               SOURCES ${CMAKE_CURRENT_LIST_DIR}/host_simt_escape_test.cpp
+                       ${CMAKE_CURRENT_LIST_DIR}/host_simt_sizes_test.cpp
                LABELS cpu DEPS tessera_simt)
   target_include_directories(host_simt_safety_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/simt)
   tessera_embed_text(host_simt_safety_tests kTestKernelsSource
                      ${PROJECT_SOURCE_DIR}/tests/simt/test_kernels.cuh)
 endif()
+
+# The same classes on the GPU (label gpu): a driver OOM, escaped GPU storage, a one-block grid.
+tessera_test(host_safety_gpu_tests SOURCES ${CMAKE_CURRENT_LIST_DIR}/host_gpu_test.cpp LABELS gpu)
+target_include_directories(host_safety_gpu_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)

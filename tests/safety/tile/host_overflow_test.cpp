@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -212,7 +213,7 @@ rlim_t mapped_bytes() {
   std::ifstream statm("/proc/self/statm");
   unsigned long long pages = 0;
   statm >> pages;
-  return static_cast<rlim_t>(pages) * 4096;
+  return static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
 }
 void run_large_tile_under_a_memory_cap() {
   auto z = zeros<float>({8}, Device::cpu()).partition({8});
