@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <optional>
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
-#include "tessera/core/checked.hpp"
+#include "tessera/core/checked.hpp"  // and <optional>
 #include "tessera/core/error.hpp"
 
 namespace tessera::backend::cuda {
