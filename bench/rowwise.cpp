@@ -144,14 +144,29 @@ double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
   return median_ms_per_launch(ring, iterations);
 }
 
+// One shape's inputs, on the host (for the reference) and on the device, shared by every op.
+template <class T>
+struct Inputs {
+  std::vector<T> hx;
+  std::vector<float> hw, hb;
+  Tensor<T, 2> x;
+  Tensor<float, 2> w, b;
+  Inputs(int64_t rows, int64_t cols)
+      : hx(random_normal<T>(rows * cols, 1)),
+        hw(random_normal<float>(cols, 7)),
+        hb(random_normal<float>(cols, 8)),
+        x(from_host<T>(hx, {rows, cols})),
+        w(from_host<float>(hw, {1, cols})),
+        b(from_host<float>(hb, {1, cols})) {}
+};
+
 // Runs, checks and times one op in one dtype under one numerics policy.
 template <class T, Numerics N>
-bool bench(Op op, const char* tag, int64_t rows, int64_t cols) {
-  const std::vector<T> hx = random_normal<T>(rows * cols, static_cast<uint64_t>(op) + 1);
-  std::vector<float> hw = random_normal<float>(cols, 7), hb = random_normal<float>(cols, 8);
-  const auto x = from_host<T>(hx, {rows, cols});
-  const auto w = from_host<float>(hw, {1, cols});
-  const auto b = from_host<float>(hb, {1, cols});
+bool bench(Op op, const char* tag, int64_t rows, int64_t cols, const Inputs<T>& in) {
+  const std::vector<T>& hx = in.hx;
+  const std::vector<float>&hw = in.hw, &hb = in.hb;
+  const Tensor<T, 2>& x = in.x;
+  const Tensor<float, 2>&w = in.w, &b = in.b;
   auto launch = [&](Partition<T, 2> out) {
     if (op == Op::softmax) return std::get<0>(softmax_rows<T, N>(std::move(out), x).sync());
     if (op == Op::rmsnorm) return std::get<0>(rmsnorm_rows<T, N>(std::move(out), x, w).sync());
@@ -188,9 +203,10 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols) {
 template <class T>
 bool bench_all(const char* tag, int64_t rows, int64_t cols) {
   bool ok = true;
+  const Inputs<T> in(rows, cols);
   for (Op op : {Op::softmax, Op::rmsnorm, Op::layernorm}) {
-    ok &= bench<T, Numerics::exact>(op, tag, rows, cols);
-    ok &= bench<T, Numerics::fast>(op, tag, rows, cols);
+    ok &= bench<T, Numerics::exact>(op, tag, rows, cols, in);
+    ok &= bench<T, Numerics::fast>(op, tag, rows, cols, in);
   }
   return ok;
 }

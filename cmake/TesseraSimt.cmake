@@ -6,11 +6,20 @@
 # (default: sm_80 and sm_90a; "90a" is compiled with -gencode=arch=compute_90a,code=sm_90a) plus
 # the PTX of the first arch, so newer GPUs can JIT it. The fatbins are embedded in <target> (as
 # byte arrays in one generated .cpp added to its sources, which registers them before main()), and
-# <target> is linked to tessera_simt. Module::embedded() then finds every kernel by name.
+# <target> is linked to Tessera::simt. Module::embedded() then finds every kernel by name.
 #
 # The .cu files see Tessera's headers and <target>'s include directories. The generated .cpp
 # registers its images from a static initializer, so <target> should be an executable or a shared
 # library (a static library's object can be dropped by the linker when nothing refers to it).
+#
+# This file is part of the installed package (find_package(Tessera) includes it) and of the
+# source tree; a caller's PROJECT_SOURCE_DIR is theirs, so where Tessera's headers are is fixed
+# here, when the file is included: the installed package sets TESSERA_SIMT_INCLUDE_DIR first, and
+# in the source tree they are next to this folder.
+if(NOT TESSERA_SIMT_INCLUDE_DIR)
+  get_filename_component(TESSERA_SIMT_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../include ABSOLUTE)
+endif()
+set_property(GLOBAL PROPERTY TESSERA_SIMT_INCLUDE_DIR ${TESSERA_SIMT_INCLUDE_DIR})
 find_program(TESSERA_NVCC nvcc HINTS /usr/local/cuda/bin ENV CUDA_HOME PATH_SUFFIXES bin
              DOC "nvcc, for SIMT kernels compiled ahead of time")
 
@@ -34,6 +43,7 @@ function(tessera_add_simt_kernels target)
   list(GET S_ARCHS 0 first_arch)
   list(APPEND gencode -gencode=arch=compute_${first_arch},code=compute_${first_arch})
 
+  get_property(tessera_include GLOBAL PROPERTY TESSERA_SIMT_INCLUDE_DIR)
   set(outdir ${CMAKE_CURRENT_BINARY_DIR}/simt_${target})
   file(MAKE_DIRECTORY ${outdir})
   # The target's include directories, without the system folder (an explicit -I/usr/include would
@@ -47,7 +57,7 @@ function(tessera_add_simt_kernels target)
     set(fatbin ${outdir}/${name}.fatbin)
     add_custom_command(
       OUTPUT ${fatbin}
-      COMMAND ${TESSERA_NVCC} -std=c++20 -fatbin ${gencode} -I${PROJECT_SOURCE_DIR}/include
+      COMMAND ${TESSERA_NVCC} -std=c++20 -fatbin ${gencode} -I${tessera_include}
               "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>" ${S_OPTIONS}
               -MD -MF ${fatbin}.d -o ${fatbin} ${abs}
       DEPENDS ${abs}
@@ -69,7 +79,7 @@ function(tessera_add_simt_kernels target)
     COMMENT "Embedding the SIMT images of ${target}"
     VERBATIM)
   target_sources(${target} PRIVATE ${generated})
-  target_link_libraries(${target} PRIVATE tessera_simt)
+  target_link_libraries(${target} PRIVATE Tessera::simt)
 endfunction()
 
 # Adds the text of `file` to <target> as `extern const char <symbol>[]`: a kernel source for

@@ -11,5 +11,12 @@ namespace tessera::tools {
 int doctor(const std::vector<std::string>& args);
 // `cache dir`, `cache size`, `cache clear`: the on-disk JIT cache.
 int cache(const std::vector<std::string>& args);
+// `new NAME`: writes a new project into ./NAME (write_new_project) and prints how to build it.
+int new_project(const std::vector<std::string>& args);
+
+// Writes the project of scaffold_files(name, prefix) into the folder `name`, which must not exist
+// (UsageError otherwise, and for a name that is not a project name). Leaves nothing behind when it
+// fails part way.
+void write_new_project(const std::string& name, const std::string& prefix);
 
 }  // namespace tessera::tools

@@ -13,9 +13,12 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  doctor               check the driver, GPUs, NVRTC and the kernel cache\n"
+    "  cache                list the kernel cache's entries: kernel, size, hits\n"
     "  cache dir            print the kernel cache folder\n"
     "  cache size           print how much the kernel cache holds\n"
     "  cache clear          delete the kernel cache's entries\n"
+    "  new NAME             write a new project into ./NAME: a kernel, a test, a CMakeLists.txt\n"
+    "                       that finds the installed Tessera, a README with the two commands\n"
     "  help                 print this\n";
 
 }  // namespace
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "doctor") return tessera::tools::doctor(args);
     if (command == "cache") return tessera::tools::cache(args);
+    if (command == "new") return tessera::tools::new_project(args);
     if (command == "help" || command == "--help" || command == "-h") {
       std::cout << kUsage;
       return 0;

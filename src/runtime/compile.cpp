@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "slow_notice.hpp"
 #include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/dce.hpp"
 #include "tessera/analysis/promote_locals.hpp"
@@ -57,11 +58,18 @@ void nvrtc_check(const ir::Function& f) {
   for (std::string_view item : env_list("TESSERA_NVRTC_CHECK")) {
     const backend::cuda::Arch arch = backend::cuda::parse_arch(item, "TESSERA_NVRTC_CHECK");
     for (const backend::cuda::TensorSpec tensor :
-         {backend::cuda::TensorSpec{true, 16}, backend::cuda::TensorSpec{false, 1}}) {
+         {backend::cuda::TensorSpec{true, 16, true}, backend::cuda::TensorSpec{false, 1, false}}) {
       const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
       const backend::cuda::EmittedKernel e = backend::cuda::emit(f, spec);
-      const backend::cuda::CompiledCuda c =
-          backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
+      const backend::cuda::CompiledCuda c = [&] {
+        // Like a launch's compile (JitCache::get), a slow one says what it is doing.
+        const SlowWorkNotice notice(
+            std::chrono::milliseconds(500),
+            detail::cat("tessera: compiling ", f.name, " for ", arch.str(),
+                        " (TESSERA_NVRTC_CHECK); TESSERA_QUIET=1 hides this line"),
+            !status_lines_silenced());
+        return backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
+      }();
       // What a GPU of this architecture would run, visible on a machine without one.
       const std::string name =
           f.name + "." + arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");

@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "jit_entry.hpp"
+#include "jit_hits.hpp"
+#include "slow_notice.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::runtime {
@@ -23,6 +25,21 @@ double ms_since(Clock::time_point t0) {
 
 void log_jit(const std::string& line) {
   if (log_enabled("jit")) std::cerr << "tessera jit: " << line << "\n";
+}
+
+// "gemm for sm_90a": what an entry holds, in the status line and in `tessera cache`.
+std::string describe(std::string_view label, const std::string& key) {
+  const std::string_view arch = jit_key_arch(key);
+  std::string text(label.substr(0, 200));
+  if (!arch.empty()) text += detail::cat(" for ", arch);
+  return text;
+}
+
+// Removes an entry's file and its hit record.
+void remove_entry(const fs::path& path) {
+  std::error_code ignored;
+  fs::remove(path, ignored);
+  fs::remove(jit_hits::path_for(path), ignored);
 }
 
 // "1073741824", "512M", "1G", "64K" (binary multiples).
@@ -61,6 +78,7 @@ JitCache::Config JitCache::config_from_environment() {
   else if (const char* home = env("HOME"))
     c.dir = fs::path(home) / ".cache" / "tessera";
   if (const char* max = env("TESSERA_CACHE_MAX_BYTES")) c.max_bytes = parse_size(max);
+  c.quiet = status_lines_silenced();
   return c;
 }
 
@@ -94,13 +112,21 @@ JitCache::Blob JitCache::get(const std::string& key, std::string_view label, con
     Blob blob = load(key, label);
     if (!blob) {
       const auto t0 = Clock::now();
-      blob = std::make_shared<const std::vector<char>>(build());
+      {
+        const SlowWorkNotice notice(
+            config_.status_after,
+            detail::cat("tessera: compiling ", describe(label, key),
+                        disk_enabled() ? " (once: later runs load it from the cache)" : "",
+                        "; TESSERA_QUIET=1 hides this line"),
+            !config_.quiet);
+        blob = std::make_shared<const std::vector<char>>(build());
+      }
       log_jit(detail::cat("compiled ", label, " in ", ms_since(t0), " ms"));
       {
         std::lock_guard lock(mu_);
         ++stats_.builds;
       }
-      store(key, *blob);
+      store(key, describe(label, key), *blob);
     }
     promise.set_value(blob);
     return blob;
@@ -120,6 +146,7 @@ JitCache::Blob JitCache::load(const std::string& key, std::string_view label) {
   if (r.payload) {
     std::error_code ignored;
     fs::last_write_time(path, fs::file_time_type::clock::now(), ignored);  // recently used
+    jit_hits::count_hit(path, describe(label, key));
     log_jit(detail::cat("disk hit ", label, " in ", ms_since(t0), " ms"));
     std::lock_guard lock(mu_);
     ++stats_.disk_hits;
@@ -128,21 +155,23 @@ JitCache::Blob JitCache::load(const std::string& key, std::string_view label) {
   if (!r.missing) {
     log_jit(detail::cat("cache entry ", path.string(), " for ", label, " is unusable (", r.problem,
                         "); deleting it and rebuilding"));
-    std::error_code ignored;
-    fs::remove(path, ignored);
+    remove_entry(path);
     std::lock_guard lock(mu_);
     ++stats_.corrupt_entries;
   }
   return nullptr;
 }
 
-void JitCache::store(const std::string& key, const std::vector<char>& payload) {
+void JitCache::store(const std::string& key, std::string_view description,
+                     const std::vector<char>& payload) {
   if (!disk_enabled()) return;
   const fs::path path = entry_path(key);
   // An entry larger than the whole bound would evict everything and then itself.
   if (sizeof(jit_entry::Header) + key.size() + payload.size() > config_.max_bytes) return;
   std::error_code ec;
   fs::create_directories(config_.dir, ec);
+  // The hit record first: once the entry is in place another process may count a hit on it.
+  if (!ec) jit_hits::start(path, description);
   std::string problem = ec ? detail::cat("cannot create ", config_.dir.string(), ": ", ec.message())
                            : jit_entry::write(path, key, payload);
   if (!problem.empty()) {
@@ -169,6 +198,13 @@ void JitCache::evict(const fs::path& keep) {
     std::error_code e;
     const auto mtime = fs::last_write_time(p, e);
     if (e) continue;
+    if (p.extension() == jit_hits::kExtension) {
+      // The record of an entry that is gone (deleted by hand, or its process died in between).
+      if (!fs::exists(fs::path(p).replace_extension(jit_entry::kExtension), e) && !e &&
+          now - mtime > std::chrono::minutes(10))
+        fs::remove(p, e);
+      continue;
+    }
     if (jit_entry::is_temporary(p)) {
       // A writer that died between write and rename leaves one; a live one renames within
       // milliseconds.
@@ -190,6 +226,7 @@ void JitCache::evict(const fs::path& keep) {
     if (e.path == keep) continue;
     std::error_code r;
     if (fs::remove(e.path, r)) {
+      fs::remove(jit_hits::path_for(e.path), r);
       total -= e.bytes;
       ++evicted;
     }
@@ -204,18 +241,31 @@ void JitCache::evict(const fs::path& keep) {
 
 JitCache::DiskUsage JitCache::disk_usage() const {
   DiskUsage u;
+  for (const DiskEntry& e : disk_entries()) {
+    u.bytes += e.bytes;
+    u.hits += e.hits;
+    ++u.entries;
+  }
+  return u;
+}
+
+std::vector<JitCache::DiskEntry> JitCache::disk_entries() const {
+  std::vector<DiskEntry> entries;
   std::error_code ec;
-  if (config_.dir.empty()) return u;
+  if (config_.dir.empty()) return entries;
   for (fs::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
     if (it->path().extension() != jit_entry::kExtension || jit_entry::is_temporary(it->path()))
       continue;
     std::error_code e;
     const uint64_t bytes = fs::file_size(it->path(), e);
     if (e) continue;
-    u.bytes += bytes;
-    ++u.entries;
+    jit_hits::Record record = jit_hits::read(it->path());
+    entries.push_back({it->path(), bytes, record.hits, std::move(record.description)});
   }
-  return u;
+  std::sort(entries.begin(), entries.end(), [](const DiskEntry& a, const DiskEntry& b) {
+    return a.hits != b.hits ? a.hits > b.hits : a.path < b.path;
+  });
+  return entries;
 }
 
 size_t JitCache::clear_disk() {
@@ -225,11 +275,14 @@ size_t JitCache::clear_disk() {
   std::vector<fs::path> doomed;
   for (fs::directory_iterator it(config_.dir, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() == jit_entry::kExtension || jit_entry::is_temporary(p)) doomed.push_back(p);
+    if (p.extension() == jit_entry::kExtension || p.extension() == jit_hits::kExtension ||
+        jit_entry::is_temporary(p))
+      doomed.push_back(p);
   }
   for (const fs::path& p : doomed) {
     std::error_code e;
-    if (fs::remove(p, e) && !jit_entry::is_temporary(p)) ++removed;
+    if (fs::remove(p, e) && p.extension() == jit_entry::kExtension && !jit_entry::is_temporary(p))
+      ++removed;
   }
   return removed;
 }

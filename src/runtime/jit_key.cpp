@@ -1,4 +1,5 @@
 // The pieces of the JIT cache that are plain functions: hashing, keys, the log switch.
+#include <charconv>
 #include <cstdlib>
 
 #include "tessera/core/error.hpp"
@@ -47,6 +48,21 @@ std::string jit_key(const JitKeyParts& p) {
   part("specialization", p.specialization);
   part("program", p.program);
   return key;
+}
+
+std::string_view jit_key_arch(std::string_view key) {
+  // The second part of jit_key's layout: "tessera:<n>:<version>\narch:<n>:<arch>\n...".
+  const size_t line = key.find('\n');
+  if (line == std::string_view::npos) return {};
+  const std::string_view rest = key.substr(line + 1);
+  constexpr std::string_view kPrefix = "arch:";
+  if (rest.substr(0, kPrefix.size()) != kPrefix) return {};
+  const size_t colon = rest.find(':', kPrefix.size());
+  if (colon == std::string_view::npos) return {};
+  size_t size = 0;
+  const auto [end, ec] = std::from_chars(rest.data() + kPrefix.size(), rest.data() + colon, size);
+  if (ec != std::errc() || end != rest.data() + colon || colon + 1 + size > rest.size()) return {};
+  return rest.substr(colon + 1, size);
 }
 
 }  // namespace tessera::runtime

@@ -135,6 +135,8 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   };
   while (bytes > 1 && !fits(bytes)) bytes /= 2;
   spec.vector_bytes = bytes;
+  spec.inner_extent_aligned =
+      t.rank() > 0 && spec.inner_unit_stride && (t.shape().back() * es) % bytes == 0;
   return spec;
 }
 
@@ -182,6 +184,7 @@ std::string specialization_key(const KernelSite& site, const std::vector<LaunchA
     if (!tensor_specs.empty() && a.tensor) {
       put(key, tensor_specs[i].inner_unit_stride);
       put(key, tensor_specs[i].vector_bytes);
+      put(key, tensor_specs[i].inner_extent_aligned);
     }
   }
   return key;

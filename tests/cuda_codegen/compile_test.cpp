@@ -1,5 +1,6 @@
-// Every corpus kernel emitted and compiled by NVRTC for sm_80 and sm_90a, with contiguous 16-byte
-// aligned tensors and with tensors that allow no vector access. Compile-only: no GPU is needed.
+// Every corpus kernel emitted and compiled by NVRTC for sm_80 and sm_90a, with 16-byte aligned
+// tensors (rows of whole vectors, as contiguous tensors have, or not, as column slices have) and
+// with tensors that allow no vector access. Compile-only: no GPU is needed.
 #include <gtest/gtest.h>
 
 #include "corpus.hpp"
@@ -10,7 +11,7 @@ namespace {
 struct Target {
   const char* name;
   backend::cuda::Arch arch;
-  bool aligned;
+  enum class Alignment { none, vectors, whole_rows } alignment;
 };
 // What gtest prints for the parameter (a failure, --gtest_list_tests): the name, not a byte dump
 // of the struct, which also held a pointer that changes from build to build.
@@ -23,8 +24,11 @@ class CorpusCompiles : public ::testing::TestWithParam<std::tuple<std::string, T
 TEST_P(CorpusCompiles, ForTheArchitectureAndAlignment) {
   const auto& [name, target] = GetParam();
   const ir::Function f = corpus_kernel(name);
-  const backend::cuda::KernelSpec spec =
-      target.aligned ? aligned_spec(f, target.arch) : unaligned_spec(f, target.arch);
+  using enum Target::Alignment;
+  const backend::cuda::KernelSpec spec = target.alignment == none ? unaligned_spec(f, target.arch)
+                                         : target.alignment == vectors
+                                             ? aligned_spec(f, target.arch)
+                                             : contiguous_spec(f, target.arch);
   const Built b = build(f, spec);
   EXPECT_FALSE(b.compiled.cubin.empty()) << kernel_part(b.kernel.source);
   EXPECT_NE(b.compiled.ptx.find(".entry " + b.kernel.entry), std::string::npos)
@@ -39,11 +43,13 @@ std::vector<std::string> corpus_names() {
 
 INSTANTIATE_TEST_SUITE_P(
     Nvrtc, CorpusCompiles,
-    ::testing::Combine(::testing::ValuesIn(corpus_names()),
-                       ::testing::Values(Target{"sm80_aligned", kSm80, true},
-                                         Target{"sm80_unaligned", kSm80, false},
-                                         Target{"sm90a_aligned", kSm90a, true},
-                                         Target{"sm90a_unaligned", kSm90a, false})),
+    ::testing::Combine(
+        ::testing::ValuesIn(corpus_names()),
+        ::testing::Values(Target{"sm80_aligned", kSm80, Target::Alignment::vectors},
+                          Target{"sm80_unaligned", kSm80, Target::Alignment::none},
+                          Target{"sm90a_aligned", kSm90a, Target::Alignment::vectors},
+                          Target{"sm90a_contiguous", kSm90a, Target::Alignment::whole_rows},
+                          Target{"sm90a_unaligned", kSm90a, Target::Alignment::none})),
     [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param).name; });
 
 }  // namespace

@@ -363,19 +363,24 @@ ir::Function corpus_kernel(const std::string& name) {
 }
 
 namespace {
-backend::cuda::KernelSpec spec_for(const ir::Function& f, backend::cuda::Arch arch, bool aligned) {
+backend::cuda::KernelSpec spec_for(const ir::Function& f, backend::cuda::Arch arch, bool aligned,
+                                   bool extent_aligned) {
   backend::cuda::KernelSpec s{arch, {}};
   for (size_t i = 0; i < f.params.size(); ++i)
-    s.tensors.push_back({aligned, aligned ? 16 : static_cast<int>(dtype_size(f.params[i].dtype))});
+    s.tensors.push_back(
+        {aligned, aligned ? 16 : static_cast<int>(dtype_size(f.params[i].dtype)), extent_aligned});
   return s;
 }
 }  // namespace
 
 backend::cuda::KernelSpec aligned_spec(const ir::Function& f, backend::cuda::Arch arch) {
-  return spec_for(f, arch, true);
+  return spec_for(f, arch, true, false);
+}
+backend::cuda::KernelSpec contiguous_spec(const ir::Function& f, backend::cuda::Arch arch) {
+  return spec_for(f, arch, true, true);
 }
 backend::cuda::KernelSpec unaligned_spec(const ir::Function& f, backend::cuda::Arch arch) {
-  return spec_for(f, arch, false);
+  return spec_for(f, arch, false, false);
 }
 
 std::string kernel_part(const std::string& source) {

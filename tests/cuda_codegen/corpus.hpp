@@ -25,8 +25,11 @@ ir::Function corpus_kernel(const std::string& name);
 // The IR pipeline of runtime::compile up to the backend: promote_locals, verify, dce.
 ir::Function prepared(ir::Function f);
 
-// TensorSpecs for every parameter: contiguous and 16-byte aligned, or only element-aligned.
+// TensorSpecs for every parameter: 16-byte aligned rows whose extent may end inside a vector (a
+// column slice), the same with whole vectors per row (a contiguous tensor), or only
+// element-aligned.
 backend::cuda::KernelSpec aligned_spec(const ir::Function& f, backend::cuda::Arch arch);
+backend::cuda::KernelSpec contiguous_spec(const ir::Function& f, backend::cuda::Arch arch);
 backend::cuda::KernelSpec unaligned_spec(const ir::Function& f, backend::cuda::Arch arch);
 
 inline const backend::cuda::Arch kSm80{8, 0, false};

@@ -52,6 +52,46 @@ TEST(EmittedCode, ContiguousAlignedF32AddMovesSixteenBytesPerAccess) {
   EXPECT_TRUE(has(b.compiled.ptx, "st.global.v4.u32")) << b.compiled.ptx;
 }
 
+TEST(EmittedCode, TilesInsideTheTensorTakeUncheckedAccessesFromOneTileAddress) {
+  // Every access first asks whether the whole tile lies inside the tensor; then it addresses the
+  // tile's elements by 32-bit offsets from one pointer, with no bounds test per vector.
+  const ir::Function f = corpus_kernel("rmsnorm_f16");
+  const std::string src = kernel_part(build(f, contiguous_spec(f, kSm90a)).kernel.source);
+  EXPECT_TRUE(has(src, "o1 + 1024 <= p1_x.shape[1]")) << src;
+  EXPECT_TRUE(has(src, "const unsigned short* tb = base + (o0 * p1_x.strides[0] + o1);")) << src;
+  EXPECT_TRUE(has(src, "tsr_ld_words(tb + off, w);")) << src;
+  EXPECT_TRUE(has(src, "tsr_st_words(tb + off, w);")) << src;
+}
+
+TEST(EmittedCode, RowsOfWholeVectorsNeedNoElementFallbackAtTheEdge) {
+  // A contiguous tensor's rows hold whole vectors: a vector is inside or outside, never across
+  // the edge, so the edge tiles' code has no per-element accesses. A column slice's rows may end
+  // inside a vector, and keep them.
+  const ir::Function f = corpus_kernel("add_f16");
+  const std::string whole = kernel_part(build(f, contiguous_spec(f, kSm90a)).kernel.source);
+  const std::string sliced = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
+  EXPECT_FALSE(has(whole, "const long long ge")) << whole;
+  EXPECT_TRUE(has(sliced, "const long long ge")) << sliced;
+}
+
+TEST(EmittedCode, TileCoordinatesAreDividedIn32BitsWhenTheGridFits) {
+  const ir::Function f = corpus_kernel("softmax_rows");
+  const std::string src = kernel_part(build(f, contiguous_spec(f, kSm90a)).kernel.source);
+  EXPECT_TRUE(has(src, "if (grid.total <= 0xffffffffLL)")) << src;
+  EXPECT_TRUE(has(src, "unsigned rest = (unsigned)blk;")) << src;
+}
+
+TEST(EmittedCode, RowWiseKernelsBoundTheirRegistersAndKeepLoadsInPlace) {
+  const ir::Function rows = corpus_kernel("rmsnorm_f16");
+  const Built b = build(rows, contiguous_spec(rows, kSm90a));
+  EXPECT_TRUE(has(b.kernel.source, "__launch_bounds__(256, 4)")) << kernel_part(b.kernel.source);
+  EXPECT_TRUE(has(b.kernel.source, "#define TSR_LOADS_IN_PLACE 1"));
+  const ir::Function add = corpus_kernel("add_f32");
+  const std::string add_src = build(add, contiguous_spec(add, kSm90a)).kernel.source;
+  EXPECT_FALSE(has(add_src, "TSR_LOADS_IN_PLACE 1")) << kernel_part(add_src);
+  EXPECT_FALSE(has(kernel_part(add_src), "__launch_bounds__(128, ")) << kernel_part(add_src);
+}
+
 TEST(EmittedCode, EightByteAlignmentGivesEightByteAccesses) {
   const ir::Function f = corpus_kernel("add_f32");
   const Built b = build(f, with_vector_bytes(f, 8));
@@ -284,7 +324,7 @@ TEST(EmittedCode, SharedMemoryBeyondTheArchitectureIsAKernelErrorAtTheUsersLine)
 }
 
 TEST(EmittedCode, FastNumericsTakeTheApproximateInstructionsAndExactOnesDoNot) {
-  // Softmax: exp through ex2.approx, the division by the row's sum through one reciprocal, the
+  // Softmax: exp through ex2.approx.ftz, the division by the row's sum through one reciprocal, the
   // row max through max.NaN (NaN still propagates). Exact keeps libm's expf and IEEE division.
   for (const ir::Numerics n : {ir::Numerics::exact, ir::Numerics::fast}) {
     ir::Function f = corpus_kernel("softmax_f16");
@@ -292,7 +332,7 @@ TEST(EmittedCode, FastNumericsTakeTheApproximateInstructionsAndExactOnesDoNot) {
     const Built b = build(f, aligned_spec(f, kSm90a));
     const std::string source = kernel_part(b.kernel.source);
     const bool fast = n == ir::Numerics::fast;
-    EXPECT_EQ(has(source, "__expf("), fast) << source;
+    EXPECT_EQ(has(source, "tsr_exp_fast("), fast) << source;
     EXPECT_EQ(has(source, "__fdividef("), fast) << source;
     EXPECT_EQ(has(source, "tsr_max_fast("), fast) << source;
     EXPECT_EQ(has(b.compiled.ptx, "max.NaN.f32"), fast) << b.compiled.ptx;

@@ -137,6 +137,25 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   }
 }
 
+TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
+  // A reduction whose threads hold at most 16 elements each: 1024 / T blocks a multiprocessor.
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 4);  // 256 threads
+  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 4);
+  // Elementwise kernels and mma kernels are left to the compiler.
+  EXPECT_EQ(plan(corpus_kernel("add_f32")).min_blocks, 0);
+  EXPECT_EQ(plan(corpus_kernel("gemm_f16")).min_blocks, 0);
+  // A row so long that each of 512 threads holds 128 elements would spill under a 64-register cap.
+  const ir::Function long_row = prepared(trace_kernel<Out<float>, In<float>>(
+      "long_row_sum", {out_param("z", DType::F32, {1, 65536}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto t = load_like(x, z);
+        z.store(t - sum(t, 1));
+      }));
+  const LayoutPlan p = plan(long_row);
+  EXPECT_EQ(p.threads, 512);
+  EXPECT_EQ(p.min_blocks, 0);
+}
+
 TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {
   const backend::cuda::MmaTiling t = backend::cuda::mma_tiling({64, 64}, 128);
   EXPECT_EQ(t.warps_m * t.warps_n, 4);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tessera/backend/cuda/driver.hpp"
+#include "tessera/runtime/jit_cache.hpp"
 
 namespace {
 
@@ -110,6 +111,25 @@ TEST_F(DoctorTest, CacheCommandsShowAndClearTheFolder) {
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.output, "removed 1 entry from " + dir_.string() + "\n");
   EXPECT_FALSE(fs::exists(dir_ / "0123456789abcdef.tsjit"));
+}
+
+TEST_F(DoctorTest, CacheReportListsEachEntryWithItsKernelAndHits) {
+  using tessera::runtime::JitCache;
+  const JitCache::Config config{dir_, uint64_t{1} << 30};
+  const std::string key = tessera::runtime::jit_key({.program = "p", .arch = "sm_80"});
+  for (int run = 0; run < 3; ++run) {  // built once, then loaded from the disk twice
+    JitCache cache(config);
+    cache.get(key, "softmax", [] { return std::vector<char>(100, 'x'); });
+  }
+  const uintmax_t bytes = fs::file_size(JitCache(config).entry_path(key));
+  const CliRun r = tessera(env_, "cache");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(r.output, dir_.string() + ": 1 entry, " + std::to_string(bytes) +
+                          " bytes (bound 1.0 GiB), 2 hits (a hit: a run that loaded a kernel "
+                          "instead of compiling it)\n" +
+                          "      hits        size  kernel\n" + "         2  " +
+                          std::string(10 - std::to_string(bytes).size() - 6, ' ') +
+                          std::to_string(bytes) + " bytes  softmax for sm_80\n");
 }
 
 TEST_F(DoctorTest, UnknownCommandsFailWithTheUsage) {

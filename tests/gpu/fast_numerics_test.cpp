@@ -84,6 +84,12 @@ TEST(FastNumerics, ExpWithinTwoPlusOnePointTwoTimesXUlps) {
   check<kExp>("exp", uniform(kN, -80, 80), uniform(kN, 1, 2),
               [](double x, double c) { return (3 + std::floor(1.173 * std::fabs(x))) * ulp(c); });
 }
+TEST(FastNumerics, ExpOfSubnormalResultsIsZeroOrTheExactValue) {
+  // exp(x) for x in [-103, -87.4] is subnormal in f32: fast numerics may flush it to zero, so the
+  // bound is absolute, the smallest normal f32.
+  check<kExp>("exp", uniform(kN, -103, -87.4), uniform(kN, 1, 2),
+              [](double, double) { return std::ldexp(1.0, -126); });
+}
 TEST(FastNumerics, LogWithinDocumentedBound) {
   // [0.5, 2]: absolute 2^-21.41; elsewhere 3 ulps (one more for the exact side's rounding).
   check<kLog>("log", uniform(kN, 1e-3, 1e3), uniform(kN, 1, 2), [](double x, double c) {

@@ -13,10 +13,17 @@
 // cache off) by deleting the least recently used entries (by modification time, which a hit
 // refreshes). Disk failures never fail a build: they are reported under TESSERA_LOG=jit.
 //
-// TESSERA_LOG=jit prints one line on stderr per build (with its time), per hit, and per entry
-// found corrupted.
+// Beside each entry, a few bytes say which kernel it is and how many processes loaded it instead
+// of compiling it (its hits), for `tessera cache`; updates are locked, so processes that hit one
+// entry at once lose no count.
+//
+// A build still running after half a second prints one line on stderr (the kernel and the
+// architecture), so that a long compile does not look like a hung program; TESSERA_QUIET=1
+// silences it. TESSERA_LOG=jit prints one line on stderr per build (with its time), per hit, and
+// per entry found corrupted.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -54,12 +61,17 @@ struct JitKeyParts {
 // The key: each part length-prefixed (so that moving text from one part to the next changes the
 // key), and this build's Tessera version.
 std::string jit_key(const JitKeyParts& parts);
+// The architecture a key was made for ("sm_90a"), for messages; empty if `key` is not a jit_key.
+std::string_view jit_key_arch(std::string_view key);
 
 class JitCache {
  public:
   struct Config {
     std::filesystem::path dir;               // empty: no disk tier
     uint64_t max_bytes = uint64_t{1} << 30;  // 0: no disk tier
+    // A build running longer than this prints its status line, unless `quiet` (TESSERA_QUIET).
+    std::chrono::milliseconds status_after{500};
+    bool quiet = false;
   };
   // The folder and the bound from the environment (see the top of this file). Throws UsageError
   // for a TESSERA_CACHE_MAX_BYTES that is not a size.
@@ -88,8 +100,18 @@ class JitCache {
   struct DiskUsage {
     uint64_t bytes = 0;
     size_t entries = 0;
+    uint64_t hits = 0;  // over all entries
   };
   DiskUsage disk_usage() const;
+  // One entry on disk, as `tessera cache` lists it.
+  struct DiskEntry {
+    std::filesystem::path path;
+    uint64_t bytes = 0;
+    uint64_t hits = 0;        // processes that loaded it instead of compiling it
+    std::string description;  // "gemm for sm_90a"; empty for an entry of an older Tessera
+  };
+  // Every entry, most hits first.
+  std::vector<DiskEntry> disk_entries() const;
   // Deletes every entry (and leftover temporary file) in the folder; returns how many entries.
   // Other files in the folder are left alone.
   size_t clear_disk();
@@ -111,7 +133,8 @@ class JitCache {
 
  private:
   Blob load(const std::string& key, std::string_view label);
-  void store(const std::string& key, const std::vector<char>& payload);
+  void store(const std::string& key, std::string_view description,
+             const std::vector<char>& payload);
   void evict(const std::filesystem::path& keep);
 
   Config config_;

@@ -308,8 +308,9 @@ EmittedKernel Emitter::run() {
         p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
     params += " " + param_vars_[i];
   }
-  open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ") ", k.entry, "(", params,
-       ")");
+  const std::string min_blocks = plan_.min_blocks > 0 ? ", " + str(plan_.min_blocks) : "";
+  open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
+       params, ")");
   if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
   if (split == 1) {
     line("const int tid = threadIdx.x;");
@@ -329,20 +330,42 @@ EmittedKernel Emitter::run() {
   // This block's tile coordinate: row-major over grid.tiles, the last axis fastest.
   const int rank = f_.grid_rank;
   if (rank > 0 && std::any_of(coord_used_.begin(), coord_used_.end(), [](bool b) { return b; })) {
-    line("long long rest = blk;");
-    for (int d = rank - 1; d >= 0; --d) {
+    // Each axis has fewer than 2^31 tiles (the launcher checks), so coordinates are ints; the
+    // block index is divided in 32 bits where the whole grid fits (one division, not a call).
+    // The first axis needs no remainder: what is left of blk is below grid.tiles[0].
+    for (int d = 0; d < rank; ++d)
       if (coord_used_[static_cast<size_t>(d)])
-        line("const int ", tile_coords_[static_cast<size_t>(d)], " = (int)(rest % grid.tiles[", d,
-             "]);");
-      if (d > 0) line("rest /= grid.tiles[", d, "];");
+        line("int ", tile_coords_[static_cast<size_t>(d)], ";");
+    const auto decompose = [&](const std::string& type) {
+      line(type, " rest = (", type, ")blk;");
+      for (int d = rank - 1; d >= 0; --d) {
+        const std::string extent = "(" + type + ")grid.tiles[" + str(d) + "]";
+        if (coord_used_[static_cast<size_t>(d)])
+          line(tile_coords_[static_cast<size_t>(d)], " = (int)(",
+               d > 0 ? "rest % " + extent : "rest", ");");
+        if (d > 0) line("rest /= ", extent, ";");
+      }
+    };
+    if (rank == 1) {
+      line(tile_coords_[0], " = (int)blk;");
+    } else {
+      open("if (grid.total <= 0xffffffffLL)");
+      decompose("unsigned");
+      close("} else {");
+      ++depth_;
+      decompose("long long");
+      close();
     }
   }
   out_ << body;
   close();
   close();
   k.reports_errors = reports_errors_;
-  k.source =
-      std::string(abi_source()) + "\n" + std::string(device_runtime_source()) + "\n" + out_.str();
+  // Measured on an H200 (bench/rowwise f16): LayerNorm 8192x8192 1733 -> 2255 GB/s, 32768x4096
+  // 1941 -> 2839; RMSNorm and softmax within 1%.
+  const std::string in_place = plan_.min_blocks > 0 ? "#define TSR_LOADS_IN_PLACE 1\n" : "";
+  k.source = in_place + std::string(abi_source()) + "\n" + std::string(device_runtime_source()) +
+             "\n" + out_.str();
   return k;
 }
 

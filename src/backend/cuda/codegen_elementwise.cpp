@@ -25,7 +25,7 @@ std::string math(DType t, DType rt, const char* f32, const char* f64, const std:
 // below; their error bounds are in docs/dsl.md, "Numerics"). f64 and integer math never change.
 std::string fast_unary(OpKind k, DType t, DType rt, const std::string& x) {
   if (!is_float32_math(t)) return {};
-  if (k == OpKind::Exp) return round_to(rt, "__expf(" + x + ")");  // ex2.approx(x * log2 e)
+  if (k == OpKind::Exp) return round_to(rt, "tsr_exp_fast(" + x + ")");  // ex2.approx.ftz
   if (k == OpKind::Log) return round_to(rt, "__logf(" + x + ")");  // lg2.approx(x) * ln 2
   if (k == OpKind::Rsqrt) return round_to(rt, "rsqrtf(" + x + ")");
   if (k == OpKind::Sin) return round_to(rt, "__sinf(" + x + ")");

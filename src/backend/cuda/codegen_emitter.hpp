@@ -203,6 +203,7 @@ class Emitter {
   // registers or sink, are theirs).
   void load_walk(const ir::Op& op, TileWalk& w);
   void walk_tile(const TileWalk& w);
+  void walk_chunks(const TileWalk& w, bool whole);
   void for_loop(const ir::Op& op);  // codegen_control.cpp
   // The pipelined mma loop (codegen_pipeline.cpp): the kernel around it, and each side's loop.
   EmittedKernel run_pipelined();

@@ -27,16 +27,53 @@ struct Emitter::TileWalk {
 };
 
 void Emitter::walk_tile(const TileWalk& w) {
+  const size_t rank = w.tile.size();
+  const std::string ref = param_var(w.param), s = storage_type(w.dtype);
+  const std::string cq = w.mode != TileWalk::Mode::Store ? "const " : "";
+  line("{");
+  ++depth_;
+  line(cq, s, "* base = (", cq, s, "*)", ref, ".data;");
+  for (size_t d = 0; d < rank; ++d) line("const long long o", d, " = ", w.origin[d], ";");
+  if (!spec(w.param).inner_unit_stride) {
+    walk_chunks(w, false);
+  } else {
+    // Most tiles lie wholly inside the tensor: for them, one 64-bit address for the tile and
+    // 32-bit offsets within it, no bounds checks. Tiles at the edges take the general path.
+    std::string whole, span;
+    for (size_t d = 0; d < rank; ++d) {
+      const std::string o = "o" + str(static_cast<int64_t>(d)), e = str(w.tile[d]),
+                        ext = ref + ".shape[" + str(static_cast<int64_t>(d)) + "]";
+      whole += o + " >= 0 && " + o + " + " + e + " <= " + ext + " && ";
+      if (d + 1 < rank && w.tile[d] > 1)
+        span +=
+            str(w.tile[d] - 1) + " * " + ref + ".strides[" + str(static_cast<int64_t>(d)) + "] + ";
+    }
+    // The tile's last element is at most 2^31 - 1 elements past its first: offsets fit 32 bits.
+    open("if (", whole, span, w.tile.back(), " <= 0x7fffffffLL)");
+    std::string first;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      first += "o" + str(static_cast<int64_t>(d)) + " * " + ref + ".strides[" +
+               str(static_cast<int64_t>(d)) + "] + ";
+    line(cq, s, "* tb = base + (", first, "o", rank - 1, ");");
+    for (size_t d = 0; d + 1 < rank; ++d)
+      if (w.tile[d] > 1) line("const unsigned s", d, " = (unsigned)", ref, ".strides[", d, "];");
+    walk_chunks(w, true);
+    close("} else {");
+    ++depth_;
+    walk_chunks(w, false);
+    close();
+  }
+  close();
+}
+
+// The tile's vectors (and, in each, chunks of w.chunk elements), each thread its own. `whole`:
+// the tile lies inside the tensor (walk_tile checked), addressed from `tb` by 32-bit offsets.
+void Emitter::walk_chunks(const TileWalk& w, bool whole) {
   using Mode = TileWalk::Mode;
   const int64_t t = threads(), v = vec(), c = w.chunk, n = numel(w.tile);
   const size_t rank = w.tile.size(), last = rank - 1;
   const std::string ref = param_var(w.param), s = storage_type(w.dtype);
   const bool load = w.mode != Mode::Store;
-  const std::string cq = load ? "const " : "";
-  line("{");
-  ++depth_;
-  line(cq, s, "* base = (", cq, s, "*)", ref, ".data;");
-  for (size_t d = 0; d < rank; ++d) line("const long long o", d, " = ", w.origin[d], ";");
   unroll();
   open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
   const bool chunks = v / c > 1;
@@ -44,7 +81,8 @@ void Emitter::walk_tile(const TileWalk& w) {
     unroll();
     open("for (int c = 0; c < ", v / c, "; ++c)");
   }
-  line("const int f = (k * ", t, " + tid) * ", v, chunks ? " + c * " + str(c) : "", ";");
+  line("const ", whole ? "unsigned" : "int", " f = (k * ", t, " + tid) * ", v,
+       chunks ? " + c * " + str(c) : "", ";");
   const std::string reg0 = v == 1 ? "k" : "k * " + str(v) + (chunks ? " + c * " + str(c) : "");
   const bool ragged = n % (t * v) != 0;
   if (ragged) open("if (f < ", n, ")");
@@ -52,47 +90,62 @@ void Emitter::walk_tile(const TileWalk& w) {
   // Indices in the tile, and in the tensor.
   std::vector<std::string> idx;
   {
+    // f < numel(tile) (a ragged last vector is guarded), so an axis after only extent-1 axes
+    // needs no remainder.
     const Shape strides = row_major_strides(w.tile);
+    bool leading_ones = true;
     for (size_t d = 0; d < rank; ++d) {
       std::string e = "f";
       if (strides[d] != 1) e = "(f / " + str(strides[d]) + ")";
-      if (d != 0) e = "(" + e + " % " + str(w.tile[d]) + ")";
+      if (!leading_ones) e = "(" + e + " % " + str(w.tile[d]) + ")";
+      leading_ones &= w.tile[d] == 1;
+      if (whole && w.tile[d] == 1) e = "0u";
       idx.push_back(e);
-      line("const long long g", d, " = o", d, " + ", e, ";");
+      if (!whole) line("const long long g", d, " = o", d, " + ", e, ";");
     }
   }
-  std::string outer, off, report_args;
-  for (size_t d = 0; d < rank; ++d) {
-    const std::string g = "g" + str(static_cast<int64_t>(d)),
-                      ext = ref + ".shape[" + str(static_cast<int64_t>(d)) + "]";
-    if (d < last) outer += g + " >= 0 && " + g + " < " + ext + " && ";
-    const bool unit = d == last && spec(w.param).inner_unit_stride;
-    off += (d ? " + " : "") +
-           (unit ? g : g + " * " + ref + ".strides[" + str(static_cast<int64_t>(d)) + "]");
+  std::string outer, off;
+  if (whole) {
+    for (size_t d = 0; d < last; ++d)
+      if (w.tile[d] > 1) off += idx[d] + " * s" + str(static_cast<int64_t>(d)) + " + ";
+    line("const unsigned off = ", off, idx[last], ";");
+  } else {
+    for (size_t d = 0; d < rank; ++d) {
+      const std::string g = "g" + str(static_cast<int64_t>(d)),
+                        ext = ref + ".shape[" + str(static_cast<int64_t>(d)) + "]";
+      if (d < last) outer += g + " >= 0 && " + g + " < " + ext + " && ";
+      const bool unit = d == last && spec(w.param).inner_unit_stride;
+      off += (d ? " + " : "") +
+             (unit ? g : g + " * " + ref + ".strides[" + str(static_cast<int64_t>(d)) + "]");
+    }
+    line("const long long off = ", off, ";");
   }
-  line("const long long off = ", off, ";");
+  const std::string ptr = whole ? "tb" : "base";
   const std::string glast = "g" + str(static_cast<int64_t>(last));
   const std::string ext_last = ref + ".shape[" + str(static_cast<int64_t>(last)) + "]";
 
-  // One element: register `reg`, tile indices `ix`, inside the tensor when `in`, at base[addr].
+  // One element: register `reg`, tile indices `ix`, inside the tensor when `in`, at ptr[addr].
   const auto element = [&](const std::string& reg, const std::vector<std::string>& ix,
                            const std::string& addr, const std::string& g_inner) {
-    if (load && !w.padded) {
+    if (load && !w.padded && !whole) {
       std::string args;
       for (size_t d = 0; d < rank; ++d)
         args += ", " + (d == last ? g_inner : "g" + str(static_cast<int64_t>(d))) + ", " + ref +
                 ".shape[" + str(static_cast<int64_t>(d)) + "]";
       line("if (!in) tsr_bounds(", report_site(*w.op), ", blk", args, ");");
     }
+    const std::string at_addr = ptr + "[" + addr + "]";
     if (w.mode == Mode::LoadRegs) {
-      line(w.regs, "[", reg, "] = in ? ", from_storage(w.dtype, "base[" + addr + "]"), " : ", w.pad,
-           ";");
+      if (whole)
+        line(w.regs, "[", reg, "] = ", from_storage(w.dtype, at_addr), ";");
+      else
+        line(w.regs, "[", reg, "] = in ? ", from_storage(w.dtype, at_addr), " : ", w.pad, ";");
     } else if (w.mode == Mode::LoadSink) {
-      const std::string read =
-          w.storage_values ? "base[" + addr + "]" : from_storage(w.dtype, "base[" + addr + "]");
-      (*w.sink)(ix, "(in ? " + read + " : " + w.pad + ")");
+      const std::string read = w.storage_values ? at_addr : from_storage(w.dtype, at_addr);
+      (*w.sink)(ix, whole ? read : "(in ? " + read + " : " + w.pad + ")");
     } else {
-      line("if (in) base[", addr, "] = ", to_storage(w.dtype, at(w.regs, w.regs_layout, reg)), ";");
+      line(whole ? "" : "if (in) ", at_addr, " = ",
+           to_storage(w.dtype, at(w.regs, w.regs_layout, reg)), ";");
     }
   };
 
@@ -100,9 +153,9 @@ void Emitter::walk_tile(const TileWalk& w) {
     const int64_t words = c * static_cast<int64_t>(dtype_size(w.dtype)) / 4;
     std::vector<std::string> ix = idx;
     ix[last] = "(" + idx[last] + " + e)";
-    open("if (", outer, glast, " >= 0 && ", glast, " + ", c, " <= ", ext_last, ")");
+    if (!whole) open("if (", outer, glast, " >= 0 && ", glast, " + ", c, " <= ", ext_last, ")");
     line("unsigned w[", words, "]", w.mode == Mode::Store ? " = {}" : "", ";");
-    if (load) line("tsr_ld_words(base + off, w);");
+    if (load) line("tsr_ld_words(", ptr, " + off, w);");
     const bool pairs =
         (w.dtype == DType::F16 || w.dtype == DType::BF16) && w.mode != Mode::LoadSink;
     const std::string x2 = w.dtype == DType::F16 ? "f16x2" : "bf16x2";
@@ -128,18 +181,41 @@ void Emitter::walk_tile(const TileWalk& w) {
              to_storage(w.dtype, at(w.regs, w.regs_layout, reg0 + " + e")), ");");
     }
     close();
-    if (!load) line("tsr_st_words(base + off, w);");
-    close("} else {");
-    ++depth_;
-    unroll();
-    open("for (int e = 0; e < ", c, "; ++e)");
-    line("const long long ge = ", glast, " + e;");
-    line("const bool in = ", outer, "ge >= 0 && ge < ", ext_last, ";");
-    element(reg0 + " + e", ix, "off + e", "ge");
-    close();
-    close();
+    if (!load) line("tsr_st_words(", ptr, " + off, w);");
+    if (!whole) {
+      close("} else {");
+      ++depth_;
+      if (spec(w.param).inner_extent_aligned) {
+        // The extent is a multiple of the chunk and the chunk starts at a multiple of it: a chunk
+        // that is not wholly inside is wholly outside. No element access, one report.
+        if (load && !w.padded) {
+          std::string args;
+          for (size_t d = 0; d < rank; ++d)
+            args += ", g" + str(static_cast<int64_t>(d)) + ", " + ref + ".shape[" +
+                    str(static_cast<int64_t>(d)) + "]";
+          line("tsr_bounds(", report_site(*w.op), ", blk", args, ");");
+        }
+        if (w.mode == Mode::LoadRegs) {
+          unroll();
+          line("for (int e = 0; e < ", c, "; ++e) ", w.regs, "[", reg0, " + e] = ", w.pad, ";");
+        } else if (w.mode == Mode::LoadSink) {
+          unroll();
+          open("for (int e = 0; e < ", c, "; ++e)");
+          (*w.sink)(ix, w.pad);
+          close();
+        }
+      } else {
+        unroll();
+        open("for (int e = 0; e < ", c, "; ++e)");
+        line("const long long ge = ", glast, " + e;");
+        line("const bool in = ", outer, "ge >= 0 && ge < ", ext_last, ";");
+        element(reg0 + " + e", ix, "off + e", "ge");
+        close();
+      }
+      close();
+    }
   } else {
-    line("const bool in = ", outer, glast, " >= 0 && ", glast, " < ", ext_last, ";");
+    if (!whole) line("const bool in = ", outer, glast, " >= 0 && ", glast, " < ", ext_last, ";");
     element(reg0, idx, "off", glast);
   }
   if (ragged && w.mode == Mode::LoadRegs) {
@@ -155,7 +231,6 @@ void Emitter::walk_tile(const TileWalk& w) {
   }
   if (ragged) close();
   if (chunks) close();
-  close();
   close();
 }
 

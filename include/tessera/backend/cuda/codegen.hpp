@@ -19,6 +19,9 @@ struct TensorSpec {
   // The largest of 16, 8, 4, 2, 1 bytes that divides the base address and every outer stride
   // (in bytes): vector accesses of this width never straddle rows or misalign.
   int vector_bytes = 1;
+  // The innermost extent, in bytes, is a multiple of vector_bytes: a vector access that starts
+  // at a multiple of its width lies wholly inside the tensor or wholly outside, never across.
+  bool inner_extent_aligned = false;
 };
 
 struct KernelSpec {

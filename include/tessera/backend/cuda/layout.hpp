@@ -73,6 +73,9 @@ struct LayoutPlan {
   // elementwise ops, whose threads never read each other's values (no shared memory, shuffles or
   // barriers): a large tile then runs as several blocks of at most 512 threads.
   int blocks_per_tile = 1;
+  // Blocks each multiprocessor should be able to hold at once (__launch_bounds__' second
+  // argument, which caps registers at 64K / (min_blocks * T)); 0 leaves it to the compiler.
+  int min_blocks = 0;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.

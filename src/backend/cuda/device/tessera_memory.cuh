@@ -40,16 +40,25 @@ __device__ __noinline__ void tsr_bounds(int op, long long block, long long g0, l
 // ---- vector accesses: 4, 8 or 16 bytes as 32-bit words ----------------------------------------
 // Inputs are read-only for the whole launch and never alias an output (the launcher checks), so
 // loads may go through the non-coherent read-only path.
+// A kernel that defines TSR_LOADS_IN_PLACE (the row-wise ones, see LayoutPlan::min_blocks) keeps
+// its loads where it issues them: otherwise the compiler hoists a load that is the same for every
+// tile (a norm's weight row) out of the tile loop and holds it in registers for the whole kernel,
+// which costs the occupancy such a kernel lives on.
+#ifdef TSR_LOADS_IN_PLACE
+#define TSR_LD_ASM asm volatile
+#else
+#define TSR_LD_ASM asm
+#endif
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[4]) {
-  asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-               : "l"(p));
+  TSR_LD_ASM("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+             : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+             : "l"(p));
 }
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
-  asm("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
+  TSR_LD_ASM("ld.global.nc.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p));
 }
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
-  asm("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
+  TSR_LD_ASM("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
 }
 __device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[4]) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]),
