@@ -1,10 +1,21 @@
 #include "tessera/core/shape.hpp"
 
+#include "tessera/core/checked.hpp"
+#include "tessera/core/error.hpp"
+
 namespace tessera {
 
 int64_t numel(const Shape& s) {
+  for (int64_t d : s)
+    if (d == 0) return 0;  // an empty axis empties the shape, however large the others
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) {
+    const std::optional<int64_t> next = checked_mul(n, d);
+    if (!next)
+      fail<UsageError>("the shape ", to_string(s), " has more elements than a 64-bit count holds; "
+                       "use smaller extents");
+    n = *next;
+  }
   return n;
 }
 

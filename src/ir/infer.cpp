@@ -1,6 +1,9 @@
 #include "tessera/ir/infer.hpp"
 
 #include <algorithm>
+#include <optional>
+
+#include "tessera/core/checked.hpp"
 
 namespace tessera::ir {
 namespace {
@@ -24,9 +27,45 @@ Inferred check_tensor_param(const Function& f, const Attrs& a, const char* what)
   return none();
 }
 
+// Whether `shape` holds at most kMaxTileElements, counted without wrapping.
+bool fits_a_tile(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t e : shape) {
+    if (e <= 0) return true;  // empty and negative extents are each rule's own error
+    const std::optional<int64_t> next = checked_mul(n, e);
+    if (!next || *next > kMaxTileElements) return false;
+    n = *next;
+  }
+  return true;
+}
+
+std::string too_large(std::string_view mnemonic, const std::string& what) {
+  return cat(mnemonic, " makes a tile of shape ", what, ", more than ", kMaxTileElements,
+             " elements, the most one tile may hold (a tile is one block's working set); use a "
+             "smaller tile");
+}
+
+Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> operands,
+                     const Attrs& a);
+
 }  // namespace
 
+// Every tile has at most kMaxTileElements elements: checked on the shape an op is given (before
+// any rule multiplies its extents) and on every result type (an mma of two legal tiles, a
+// broadcast, can make a larger one).
 Inferred infer_types(const Function& f, OpKind kind, std::span<const ValueId> operands,
+                     const Attrs& a) {
+  const std::string_view mnemonic = op_info(kind).mnemonic;
+  if (!fits_a_tile(a.shape)) return bad(too_large(mnemonic, to_string(a.shape)));
+  Inferred inferred = infer_rules(f, kind, operands, a);
+  for (const Type& t : inferred.types)
+    if (!fits_a_tile(t.shape)) return bad(too_large(mnemonic, to_string(t)));
+  return inferred;
+}
+
+namespace {
+
+Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> operands,
                      const Attrs& a) {
   const OpInfo& info = op_info(kind);
   if (info.operands >= 0 && static_cast<int>(operands.size()) != info.operands)
@@ -228,5 +267,7 @@ Inferred infer_types(const Function& f, OpKind kind, std::span<const ValueId> op
   }
   return bad("no typing rule for ", info.mnemonic);
 }
+
+}  // namespace
 
 }  // namespace tessera::ir

@@ -13,6 +13,8 @@
 #include "tessera/runtime/gpu.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "handle_internals.hpp"
+
 namespace tessera::runtime {
 
 // ---- Completion ------------------------------------------------------------------------------
@@ -154,7 +156,7 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   const Shape& strides = t.strides();
   spec.inner_unit_stride = t.rank() == 0 || strides.back() == 1 || t.shape().back() == 1;
   const auto es = static_cast<int64_t>(dtype_size(t.dtype()));
-  const auto address = reinterpret_cast<uintptr_t>(t.data());
+  const uintptr_t address = t.address();
   int bytes = 16;
   auto fits = [&](int b) {
     if (address % static_cast<uintptr_t>(b) != 0) return false;
@@ -349,8 +351,8 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
     if (a.tensor)
-      v.tensor = backend::TensorArg{a.tensor->data(), a.tensor->dtype(), a.tensor->shape(),
-                                    a.tensor->strides()};
+      v.tensor = backend::TensorArg{HandleInternals::data(*a.tensor), a.tensor->dtype(),
+                                    a.tensor->shape(), a.tensor->strides()};
     v.scalar = a.scalar;
     v.iscalar = a.iscalar;
     launch_args.args.push_back(std::move(v));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessera/backend/cpu/elements.hpp"
+#include "tessera/core/checked.hpp"
 #include "tessera/runtime/gpu.hpp"
 
 namespace tessera::runtime {
@@ -14,14 +15,29 @@ namespace {
 constexpr size_t kAlign = 256;  // enough for any vector access, on the host and the GPU
 }
 
+size_t byte_size(DType dtype, const Shape& shape) {
+  const int64_t n = tessera::numel(shape);  // throws when the count itself wraps
+  const std::optional<int64_t> bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)));
+  if (!bytes)
+    fail<UsageError>("a ", dtype_name(dtype), " tensor of shape ", to_string(shape), " holds ", n,
+                     " elements of ", dtype_size(dtype), " bytes, more bytes than a 64-bit size "
+                     "holds; use smaller extents");
+  return static_cast<size_t>(*bytes);
+}
+
 Storage::Storage(Device device, size_t bytes) : device_(device), bytes_(bytes) {
-  const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-  if (device.is_cpu()) {
-    data_ = std::aligned_alloc(kAlign, rounded);
-    if (!data_) fail<UsageError>("out of host memory allocating ", bytes, " bytes");
-  } else {
-    data_ = gpu_allocate(device, rounded);
+  // Rounded up to whole alignment units; a size within one unit of SIZE_MAX cannot be had.
+  const std::optional<size_t> padded = checked_add(bytes, kAlign - 1);
+  void* data = nullptr;
+  if (padded) {
+    const size_t rounded = std::max(kAlign, *padded / kAlign * kAlign);
+    if (device.is_cpu()) data = std::aligned_alloc(kAlign, rounded);
+    else data = gpu_allocate(device, rounded);  // a driver OOM is an OutOfMemoryError there
   }
+  if (!data)
+    fail<OutOfMemoryError>("out of memory: ", bytes, " bytes could not be allocated on ",
+                           device.str(), "; use smaller tensors, or free some first");
+  data_ = data;
 }
 
 Storage::Storage(Device device, void* data, size_t bytes)
@@ -62,11 +78,37 @@ TensorHandle& TensorHandle::operator=(TensorHandle&& o) noexcept {
   return *this;
 }
 
-TensorHandle TensorHandle::allocate(DType dtype, Shape shape, Device device) {
+namespace {
+// The checked byte size of a new tensor, with the user's location on its errors.
+size_t new_tensor_bytes(DType dtype, const Shape& shape, SourceLoc loc) {
   for (int64_t d : shape)
-    if (d < 0) fail<UsageError>("tensor shape ", to_string(shape), " has a negative extent");
-  const size_t bytes = static_cast<size_t>(tessera::numel(shape)) * dtype_size(dtype);
-  auto storage = std::make_shared<Storage>(device, bytes);
+    if (d < 0)
+      fail_at<UsageError>(loc, "tensor shape ", to_string(shape), " has a negative extent");
+  try {
+    return byte_size(dtype, shape);
+  } catch (const UsageError& e) {
+    fail_at<UsageError>(loc, e.what());
+  }
+}
+}  // namespace
+
+TensorHandle TensorHandle::allocate(DType dtype, Shape shape, Device device, SourceLoc loc) {
+  const size_t bytes = new_tensor_bytes(dtype, shape, loc);
+  std::shared_ptr<Storage> storage;
+  try {
+    storage = std::make_shared<Storage>(device, bytes);
+  } catch (const OutOfMemoryError& e) {
+    fail_at<OutOfMemoryError>(loc, e.what());
+  }
+  Shape strides = row_major_strides(shape);
+  return TensorHandle(std::move(storage), dtype, std::move(shape), std::move(strides), 0);
+}
+
+TensorHandle TensorHandle::wrap_unowned(DType dtype, Shape shape, Device device, void* data,
+                                        SourceLoc loc) {
+  const size_t bytes = new_tensor_bytes(dtype, shape, loc);
+  // Not make_shared: the constructor is private to this class.
+  std::shared_ptr<Storage> storage(new Storage(device, data, bytes));
   Shape strides = row_major_strides(shape);
   return TensorHandle(std::move(storage), dtype, std::move(shape), std::move(strides), 0);
 }
@@ -86,14 +128,22 @@ Device TensorHandle::device() const {
 
 void* TensorHandle::data() const {
   check_alive();
-  return static_cast<std::byte*>(storage_->data()) +
+  return static_cast<std::byte*>(storage_->data_) +
          offset_ * static_cast<int64_t>(dtype_size(dtype_));
 }
 
+void* TensorHandle::escape() const {
+  void* p = data();
+  storage_->escaped_.store(true, std::memory_order_relaxed);
+  return p;
+}
+
+uintptr_t TensorHandle::address() const { return reinterpret_cast<uintptr_t>(data()); }
+
 bool TensorHandle::contiguous() const { return strides_ == row_major_strides(shape_); }
 
-std::pair<const std::byte*, const std::byte*> TensorHandle::byte_range() const {
-  const auto* base = static_cast<const std::byte*>(data());
+std::pair<uintptr_t, uintptr_t> TensorHandle::byte_range() const {
+  const uintptr_t base = address();
   int64_t lo = 0, hi = 0;
   if (numel() == 0) return {base, base};
   for (size_t d = 0; d < shape_.size(); ++d) {
@@ -101,7 +151,7 @@ std::pair<const std::byte*, const std::byte*> TensorHandle::byte_range() const {
     (reach < 0 ? lo : hi) += reach;
   }
   const auto size = static_cast<int64_t>(dtype_size(dtype_));
-  return {base + lo * size, base + (hi + 1) * size};
+  return {base + static_cast<uintptr_t>(lo * size), base + static_cast<uintptr_t>((hi + 1) * size)};
 }
 
 TensorHandle TensorHandle::slice(int axis, int64_t begin, int64_t end, SourceLoc loc) const {
@@ -170,8 +220,9 @@ void TensorHandle::read_to_host(void* dst) const {
   // Strided GPU view: bring the span it covers to the host, then gather.
   auto [lo, hi] = byte_range();
   std::vector<std::byte> span(static_cast<size_t>(hi - lo));
-  gpu_copy_to_host(device(), span.data(), lo, span.size());
-  const auto* base = span.data() + (static_cast<const std::byte*>(data()) - lo);
+  const std::byte* first = static_cast<const std::byte*>(data()) - (address() - lo);
+  gpu_copy_to_host(device(), span.data(), first, span.size());
+  const auto* base = span.data() + (address() - lo);
   for_each_offset(shape_, strides_, [&](int64_t off, int64_t flat) {
     std::memcpy(static_cast<std::byte*>(dst) + flat * es, base + off * es, es);
   });
@@ -215,6 +266,12 @@ Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc) {
                             h.use_count(),
                             " handles share it (copies, views, or launches still reading it); "
                             "drop the other handles, or sync the launches, first");
+  if (h.storage()->escaped())
+    fail_at<OwnershipError>(loc, "partition() needs the only handle to the tensor's storage, but "
+                            "its address was handed out by unchecked_data(), and a raw pointer "
+                            "is a handle the checks cannot count; kernels may read this tensor "
+                            "but not write it: partition a copy instead, "
+                            "t.to(t.device()).partition(tile)");
   if (static_cast<int>(tile.size()) != h.rank())
     fail_at<UsageError>(loc, "partition(): tile shape ", to_string(tile), " has ", tile.size(),
                         " axes, but the tensor ", to_string(h.shape()), " has ", h.rank());
@@ -224,6 +281,17 @@ Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc) {
       fail_at<UsageError>(loc, "partition(): tile shape ", to_string(tile),
                           " has a non-positive extent");
     grid.push_back(ceil_div(h.shape()[d], tile[d]));
+  }
+  // The tile's element count, checked: a wrapped count would be a tile that holds nothing.
+  int64_t elements = 1;
+  for (int64_t e : tile) {
+    const std::optional<int64_t> next = checked_mul(elements, e);
+    if (!next || *next > kMaxTileElements)
+      fail_at<UsageError>(loc, "partition(): tile shape ", to_string(tile), " has more than ",
+                          kMaxTileElements,
+                          " elements, the most one tile may hold (a tile is one block's working "
+                          "set); use a smaller tile");
+    elements = *next;
   }
   return grid;
 }

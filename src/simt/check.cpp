@@ -1,6 +1,10 @@
 // The launch-shape rules of prepare<K>() and launch_unchecked().
 #include "tessera/simt/check.hpp"
 
+#include <optional>
+#include <string>
+
+#include "tessera/core/checked.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::simt::detail {
@@ -64,11 +68,16 @@ void check_shared(std::string_view kernel, const Geometry& g, const DeviceLimits
   if (g.dynamic_shared_bytes < 0)
     fail<LaunchError>("kernel '", kernel, "': ", g.dynamic_shared_bytes,
                       " bytes of dynamic shared memory; the amount must be 0 or more.");
-  const index_t total = g.dynamic_shared_bytes + function.static_shared_bytes;
-  if (total > device.shared_per_block_optin)
+  // Checked: a sum that wrapped negative would pass the limit and reach the driver as a huge
+  // size_t.
+  const auto dynamic = static_cast<int64_t>(g.dynamic_shared_bytes);
+  const std::optional<int64_t> total =
+      tessera::checked_add(dynamic, static_cast<int64_t>(function.static_shared_bytes));
+  if (!total || *total > device.shared_per_block_optin)
     fail<LaunchError>("kernel '", kernel, "': ", g.dynamic_shared_bytes,
                       " bytes of dynamic shared memory plus the kernel's ",
-                      function.static_shared_bytes, " bytes of static shared memory make ", total,
+                      function.static_shared_bytes, " bytes of static shared memory make ",
+                      total ? std::to_string(*total) : std::string("more than 2^63 - 1"),
                       " bytes per block, more than the ", device.shared_per_block_optin,
                       " bytes that ", device_text(device), " allows; use less shared memory.");
 }

@@ -4,7 +4,11 @@
 
 #include "tessera/core/error.hpp"
 
+#include "../runtime/handle_internals.hpp"
+
 namespace tessera::simt::detail {
+
+using runtime::HandleInternals;
 
 namespace {
 
@@ -25,8 +29,8 @@ std::vector<std::string> param_names(std::string_view params) {
   }
 }
 
-void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h, int span_rank,
-                 bool written, ArgFacts& facts, ArgRange& range) {
+void* bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h,
+                  int span_rank, bool written, ArgFacts& facts, ArgRange& range) {
   const std::string p = param_text(t, position);
   if (h.empty())
     fail<OwnershipError>("kernel '", t.kernel, "': the tensor passed for parameter ", p,
@@ -38,6 +42,13 @@ void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandl
                          " needs the only handle to its tensor's storage, but ", h.use_count(),
                          " handles share it (copies, views, or launches still reading it); drop "
                          "the other handles, or sync the launches, first.");
+  // A raw pointer from unchecked_data() is a handle the use count cannot see.
+  if (written && h.storage()->escaped())
+    fail<OwnershipError>("kernel '", t.kernel, "': output ", p,
+                         " needs the only handle to its tensor's storage, but its address was "
+                         "handed out by unchecked_data(), and a raw pointer is a handle the "
+                         "checks cannot count; kernels may read this tensor but not write it: "
+                         "pass a copy instead, t.to(t.device()).");
   if (span_rank == 2) {
     if (h.rank() != 2)
       fail<UsageError>("kernel '", t.kernel, "': parameter ", p,
@@ -72,6 +83,7 @@ void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandl
   range.lo = lo;
   range.hi = hi;
   range.device = h.device();
+  return HandleInternals::data(h);
 }
 
 void check_ranges(const LaunchTarget& t, const ArgRange* ranges, int count) {

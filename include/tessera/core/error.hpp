@@ -52,6 +52,10 @@ class LostLaunchError : public Error { using Error::Error; };
 class BackendError : public Error { using Error::Error; };
 // A bug in Tessera itself.
 class InternalError : public Error { using Error::Error; };
+// Memory that could not be had: a tensor's storage (host or GPU) or a tile on the CPU backend.
+// The message names the size and the device. A BackendError, so code that catches those keeps
+// catching it.
+class OutOfMemoryError : public BackendError { using BackendError::BackendError; };
 
 namespace detail {
 template <class... Args>

@@ -23,20 +23,45 @@ namespace runtime {
 Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc);
 template <class...>
 inline constexpr bool always_false = false;
-// Access for the launcher, which moves handles in and out of typed tensors.
+// The launchers' read-only view of a tensor's or a partition's handle (for its shape, device,
+// use count and byte range). What a handle shows is harmless on its own (tensor_handle.hpp): no
+// address, no reads, no writes, no copies. Nothing here takes a handle out of a tensor or builds a
+// tensor over one.
 struct HandleAccess {
-  template <class X>
-  static TensorHandle& of(X& x) {
-    return x.handle_;
-  }
   template <class X>
   static const TensorHandle& of(const X& x) {
     return x.handle_;
   }
+};
+// Makes tensors over new storage, for the creation functions below. Nothing here takes an
+// existing handle, so nothing here can reach storage that a tensor, a partition or a launch holds.
+struct NewTensor {
   template <class X>
-  static X make(TensorHandle h, Shape tile = {}) {
-    if constexpr (requires { X::kIsPartition; }) return X(std::move(h), std::move(tile));
-    else return X(std::move(h));
+  static X allocated(Shape shape, Device device, SourceLoc loc) {
+    return X(TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device,
+                                    loc));
+  }
+  template <class X>
+  static X filled(Shape shape, double value, Device device, SourceLoc loc) {
+    TensorHandle h =
+        TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc);
+    h.fill(value);
+    return X(std::move(h));
+  }
+  // `src` holds numel(shape) elements, row-major.
+  template <class X>
+  static X copied(const typename X::element_type* src, Shape shape, Device device,
+                  SourceLoc loc) {
+    TensorHandle h =
+        TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc);
+    h.write_from_host(src);
+    return X(std::move(h));
+  }
+  template <class X>
+  static X wrapping_unchecked(typename X::element_type* data, Shape shape, Device device,
+                              SourceLoc loc) {
+    return X(TensorHandle::wrap_unowned(dtype_v<typename X::element_type>, std::move(shape),
+                                        device, static_cast<void*>(data), loc));
   }
 };
 }  // namespace runtime
@@ -51,13 +76,13 @@ class Tensor {
   // A dynamic-rank tensor from a static-rank one (shares the storage).
   template <int R2>
     requires(R == kDynamicRank && R2 != kDynamicRank)
-  Tensor(const Tensor<T, R2>& other) : handle_(other.handle()) {}  // NOLINT
+  Tensor(const Tensor<T, R2>& other) : handle_(other.handle_) {}  // NOLINT
   // A static-rank tensor from a dynamic-rank one; the rank is checked.
   template <int R2>
     requires(R != kDynamicRank && R2 == kDynamicRank)
   explicit Tensor(const Tensor<T, R2>& other,
                   std::source_location l = std::source_location::current())
-      : handle_(other.handle()) {
+      : handle_(other.handle_) {
     if (handle_.rank() != R)
       fail_at<UsageError>(l, "a tensor of rank ", handle_.rank(), " cannot be a Tensor of rank ",
                           R);
@@ -70,7 +95,20 @@ class Tensor {
   Device device() const { return alive().device(); }
   DType dtype() const { return dtype_v<T>; }
   bool empty() const { return handle_.empty(); }
+  // What the handle describes (strides, use count, storage identity); it gives no access to the
+  // elements (tensor_handle.hpp), so holding it is no route around the ownership rules.
   const runtime::TensorHandle& handle() const { return handle_; }
+
+  // The address of element [0, ..., 0] (on the tensor's device), for code outside Tessera. The
+  // pointer is a handle the ownership checks cannot count, so taking it marks the storage escaped
+  // (Storage::escaped()), for good: no launch writes it again (partition() and SIMT outputs refuse
+  // it; write a copy, t.to(t.device())). Launches may still read it; in exchange the caller
+  // promises that nothing writes through the pointer while a launch that reads this storage is
+  // pending, and that the pointer is not used after the last handle to the storage is gone.
+  T* unchecked_data(std::source_location l = std::source_location::current()) const {
+    handle_.check_alive(l);
+    return static_cast<T*>(handle_.escape());
+  }
 
   // The elements in row-major order.
   std::vector<T> to_vector(std::source_location l = std::source_location::current()) const {
@@ -120,6 +158,7 @@ class Tensor {
                   "storage that kernels will write: write std::move(t).partition(tile)");
   }
   friend struct runtime::HandleAccess;
+  friend struct runtime::NewTensor;
   template <Element, int>
   friend class Partition;
   template <Element, int>
@@ -176,50 +215,63 @@ class Partition {
 };
 
 // ---- creation ------------------------------------------------------------------------------
+// Each makes new storage. A shape whose element or byte count overflows is a UsageError, and
+// memory that cannot be had an OutOfMemoryError naming the size and the device, at the call.
 
 template <Element T, size_t N>
-Tensor<T, static_cast<int>(N)> empty(const int64_t (&shape)[N], Device device = default_device()) {
-  return runtime::HandleAccess::make<Tensor<T, static_cast<int>(N)>>(
-      runtime::TensorHandle::allocate(dtype_v<T>, Shape(shape, shape + N), device));
+Tensor<T, static_cast<int>(N)> empty(const int64_t (&shape)[N], Device device = default_device(),
+                                     std::source_location l = std::source_location::current()) {
+  return runtime::NewTensor::allocated<Tensor<T, static_cast<int>(N)>>(Shape(shape, shape + N),
+                                                                       device, l);
 }
 template <Element T, size_t N>
 Tensor<T, static_cast<int>(N)> full(const int64_t (&shape)[N], T value,
-                                    Device device = default_device()) {
-  auto t = empty<T>(shape, device);
-  runtime::HandleAccess::of(t).fill(static_cast<double>(static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(value)));
-  return t;
+                                    Device device = default_device(),
+                                    std::source_location l = std::source_location::current()) {
+  using Arithmetic = std::conditional_t<std::is_arithmetic_v<T>, T, float>;
+  return runtime::NewTensor::filled<Tensor<T, static_cast<int>(N)>>(
+      Shape(shape, shape + N), static_cast<double>(static_cast<Arithmetic>(value)), device, l);
 }
 template <Element T, size_t N>
-Tensor<T, static_cast<int>(N)> zeros(const int64_t (&shape)[N], Device device = default_device()) {
-  return full<T>(shape, T(0), device);
+Tensor<T, static_cast<int>(N)> zeros(const int64_t (&shape)[N], Device device = default_device(),
+                                     std::source_location l = std::source_location::current()) {
+  return full<T>(shape, T(0), device, l);
 }
 template <Element T, size_t N>
-Tensor<T, static_cast<int>(N)> ones(const int64_t (&shape)[N], Device device = default_device()) {
-  return full<T>(shape, T(1), device);
+Tensor<T, static_cast<int>(N)> ones(const int64_t (&shape)[N], Device device = default_device(),
+                                    std::source_location l = std::source_location::current()) {
+  return full<T>(shape, T(1), device, l);
 }
 // 0, 1, ..., n-1.
 template <Element T>
-Tensor<T, 1> arange(int64_t n, Device device = default_device()) {
+Tensor<T, 1> arange(int64_t n, Device device = default_device(),
+                    std::source_location l = std::source_location::current()) {
+  if (n < 0) fail_at<UsageError>(l, "arange(", n, "): the count is negative; pass n >= 0");
   std::vector<T> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<T>(i);  // exact past 2^24
     else v[i] = T(static_cast<float>(i));
   }
-  auto t = empty<T>({n}, device);
-  runtime::HandleAccess::of(t).write_from_host(v.data());
-  return t;
+  return runtime::NewTensor::copied<Tensor<T, 1>>(v.data(), Shape{n}, device, l);
 }
 // A tensor of `shape` holding `data` (row-major).
 template <Element T, size_t N>
 Tensor<T, static_cast<int>(N)> from_host(std::span<const T> data, const int64_t (&shape)[N],
                                          Device device = default_device(),
                                          std::source_location l = std::source_location::current()) {
-  auto t = empty<T>(shape, device);
-  if (static_cast<int64_t>(data.size()) != t.numel())
+  Shape s(shape, shape + N);
+  // numel() before anything is allocated: a count that wraps must not match the data's size.
+  int64_t count = 0;
+  try {
+    count = numel(s);
+  } catch (const UsageError& e) {
+    fail_at<UsageError>(l, e.what());
+  }
+  if (static_cast<int64_t>(data.size()) != count)
     fail_at<UsageError>(l, "from_host: ", data.size(), " values for a tensor of shape ",
-                        to_string(t.shape()), " (", t.numel(), " elements)");
-  runtime::HandleAccess::of(t).write_from_host(data.data());
-  return t;
+                        to_string(s), " (", count, " elements)");
+  return runtime::NewTensor::copied<Tensor<T, static_cast<int>(N)>>(data.data(), std::move(s),
+                                                                    device, l);
 }
 template <Element T, size_t N>
 Tensor<T, static_cast<int>(N)> from_host(const std::vector<T>& data, const int64_t (&shape)[N],
@@ -228,22 +280,22 @@ Tensor<T, static_cast<int>(N)> from_host(const std::vector<T>& data, const int64
   return from_host<T, N>(std::span<const T>(data), shape, device, l);
 }
 template <Element T>
-Tensor<T, 1> from_host(const std::vector<T>& data, Device device = default_device()) {
-  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device);
+Tensor<T, 1> from_host(const std::vector<T>& data, Device device = default_device(),
+                       std::source_location l = std::source_location::current()) {
+  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device,
+                         l);
 }
 
 // Memory the caller owns and keeps alive for as long as the tensor (and every launch using it)
 // lives. Unchecked: two wraps of one buffer are two storages, so the launcher also checks the
-// address ranges of outputs against every other argument.
+// address ranges of outputs against every other argument; and the caller, who holds the pointer,
+// promises not to touch the memory while a launch uses it.
 template <Element T, size_t N>
-Tensor<T, static_cast<int>(N)> wrap_unowned_unchecked(T* data, const int64_t (&shape)[N],
-                                                      Device device = Device::cpu()) {
-  Shape s(shape, shape + N);
-  auto storage = std::make_shared<runtime::Storage>(
-      device, static_cast<void*>(data), static_cast<size_t>(numel(s)) * sizeof(T));
-  Shape strides = row_major_strides(s);
-  return runtime::HandleAccess::make<Tensor<T, static_cast<int>(N)>>(
-      runtime::TensorHandle(std::move(storage), dtype_v<T>, std::move(s), std::move(strides), 0));
+Tensor<T, static_cast<int>(N)> wrap_unowned_unchecked(
+    T* data, const int64_t (&shape)[N], Device device = Device::cpu(),
+    std::source_location l = std::source_location::current()) {
+  return runtime::NewTensor::wrapping_unchecked<Tensor<T, static_cast<int>(N)>>(
+      data, Shape(shape, shape + N), device, l);
 }
 
 }  // namespace tessera

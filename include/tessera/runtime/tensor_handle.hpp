@@ -4,50 +4,77 @@
 // of it is an OwnershipError.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/core/shape.hpp"
 #include "tessera/runtime/device.hpp"
 
+namespace tessera {
+template <Element T, int R>
+class Tensor;
+template <Element T, int R>
+class Partition;
+}  // namespace tessera
+
 namespace tessera::runtime {
 
-// Device memory with its owner's lifetime. Never shared between two Storage objects.
+// Device memory with its owner's lifetime. Never shared between two Storage objects. Its address
+// is not public: a raw pointer is a handle the ownership checks cannot count, so the only route to
+// one is Tensor::unchecked_data(), which marks the storage escaped.
 class Storage {
  public:
-  // Allocates `bytes` on `device` (memory is not initialised).
+  // Allocates `bytes` on `device` (memory is not initialised). Throws OutOfMemoryError, naming the
+  // size and the device, when the memory cannot be had.
   Storage(Device device, size_t bytes);
-  // Memory the caller owns and keeps alive (wrap_unowned); never freed here.
-  Storage(Device device, void* data, size_t bytes);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
   Device device() const { return device_; }
-  void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  // Whether a mutable address of this storage was handed out (Tensor::unchecked_data()). What is
+  // done through it is out of the checks' sight, so a launch never writes escaped storage
+  // (partition() and SIMT outputs refuse it); launches may still read it, and the caller of
+  // unchecked_data() promised that nothing writes through the pointer while they do.
+  bool escaped() const { return escaped_.load(std::memory_order_relaxed); }
+  // Whether this is caller memory (wrap_unowned_unchecked), which is never freed here.
+  bool unowned() const { return !owned_; }
 
  private:
+  friend class TensorHandle;
+  // Memory the caller owns and keeps alive (wrap_unowned_unchecked); never freed here.
+  Storage(Device device, void* data, size_t bytes);
+
   Device device_;
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool owned_ = true;
+  std::atomic<bool> escaped_{false};  // set by any thread that takes the address
 };
 
+// Bytes of a contiguous `dtype` tensor of `shape`. Throws UsageError, naming the shape, when the
+// element count or the byte count does not fit 64 bits.
+size_t byte_size(DType dtype, const Shape& shape);
+
+class HandleInternals;
+struct NewTensor;
+
+// What users can see of a handle is what it describes (dtype, shape, strides, device, how many
+// handles share its storage, which bytes it spans, as numbers): nothing here reads, writes,
+// copies or points into the storage. Those are private, for the typed tensors, the factories and
+// the runtime's own launchers, so that holding a handle -- an input's, through Tensor::handle(), or
+// a partition's, through the launcher's access -- gives no route to memory a launch owns.
 class TensorHandle {
  public:
   TensorHandle() = default;  // empty, as after a move
-  TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides,
-               int64_t offset);
-  TensorHandle(const TensorHandle&) = default;
-  TensorHandle& operator=(const TensorHandle&) = default;
   TensorHandle(TensorHandle&& o) noexcept;
   TensorHandle& operator=(TensorHandle&& o) noexcept;
-
-  // A fresh contiguous tensor (contents unspecified).
-  static TensorHandle allocate(DType dtype, Shape shape, Device device);
 
   bool empty() const { return storage_ == nullptr; }
   // Throws OwnershipError, at loc, if the handle was moved from.
@@ -60,20 +87,46 @@ class TensorHandle {
   int rank() const { return static_cast<int>(shape_.size()); }
   int64_t numel() const { return tessera::numel(shape_); }
   Device device() const;
-  // Address of element [0, ..., 0].
-  void* data() const;
   bool contiguous() const;
   // How many handles (copies, views, pending launches) share the storage.
   long use_count() const { return storage_.use_count(); }
+  // The storage, for identity and its facts; it hands out no address.
   const Storage* storage() const { return storage_.get(); }
-  // Bytes spanned: [first, last) addresses the view can touch.
-  std::pair<const std::byte*, const std::byte*> byte_range() const;
+  // The address of element [0, ..., 0] and the bytes [first, last) the view can touch, as
+  // numbers: for alignment and overlap checks, not for access.
+  uintptr_t address() const;
+  std::pair<uintptr_t, uintptr_t> byte_range() const;
+
+ private:
+  template <Element, int>
+  friend class ::tessera::Tensor;
+  template <Element, int>
+  friend class ::tessera::Partition;
+  friend class HandleInternals;
+  friend struct NewTensor;
+
+  TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Shape strides,
+               int64_t offset);
+  // A copy is one more handle to the storage: only a Tensor copy (or the runtime) makes one.
+  TensorHandle(const TensorHandle&) = default;
+  TensorHandle& operator=(const TensorHandle&) = default;
+
+  // A fresh contiguous tensor (contents unspecified). Throws UsageError, at loc, for a negative
+  // extent or a size that overflows; OutOfMemoryError when the memory cannot be had.
+  static TensorHandle allocate(DType dtype, Shape shape, Device device, SourceLoc loc = {});
+  // Caller memory of `shape` at `data` (wrap_unowned_unchecked).
+  static TensorHandle wrap_unowned(DType dtype, Shape shape, Device device, void* data,
+                                   SourceLoc loc = {});
+
+  // Address of element [0, ..., 0].
+  void* data() const;
+  // The same, handed to the user: marks the storage escaped (Storage::escaped()).
+  void* escape() const;
 
   // A view of [begin, end) along `axis`, sharing the storage.
   TensorHandle slice(int axis, int64_t begin, int64_t end, SourceLoc loc = {}) const;
 
   // Copies between this tensor's elements (in row-major order) and contiguous host memory.
-  // Writing needs a mutable handle: a const one (an In argument, Tensor::handle()) only reads.
   void write_from_host(const void* src);
   void read_to_host(void* dst) const;
   // Sets every element to `value` converted to the dtype.
@@ -81,7 +134,6 @@ class TensorHandle {
   // A contiguous copy on `device` (through host memory when the devices differ).
   TensorHandle copy_to(Device device) const;
 
- private:
   std::shared_ptr<Storage> storage_;
   DType dtype_ = DType::F32;
   Shape shape_, strides_;

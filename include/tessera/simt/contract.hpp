@@ -51,7 +51,8 @@ struct LaunchConfig {
 
 // The blocks a 1-D launch of `block` threads needs to give one thread to each of n elements.
 inline constexpr LaunchConfig<1> cover(index_t n, index_t block) {
-  return {{{n > 0 && block > 0 ? (n + block - 1) / block : 0}}, {{block}}};
+  // n / block rounded up without n + block - 1, which overflows for n near the top of index_t.
+  return {{{n > 0 && block > 0 ? n / block + (n % block != 0 ? 1 : 0) : 0}}, {{block}}};
 }
 
 // A launch outside any contract (launch_unchecked): CUDA's three axes and the shared memory.

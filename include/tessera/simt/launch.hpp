@@ -50,8 +50,8 @@ namespace detail {
 struct ArgRange {
   bool tensor = false;
   bool written = false;
-  const std::byte* lo = nullptr;
-  const std::byte* hi = nullptr;
+  uintptr_t lo = 0;  // addresses as numbers: compared, never dereferenced
+  uintptr_t hi = 0;
   Device device = Device::cpu();
 };
 
@@ -65,11 +65,12 @@ struct LaunchTarget {
   Geometry geometry;
 };
 
-// Checks a tensor bound to a span or pointer parameter (alive, the only handle to its storage when
-// it is written, contiguous rows, rank for 2-D spans) and returns its facts and range.
+// Checks a tensor bound to a span or pointer parameter (alive, the only handle to its storage and
+// not escaped when it is written, contiguous rows, rank for 2-D spans), fills in its facts and
+// range, and returns the address of its first element for the kernel.
 // `span_rank` 0 is a pointer parameter.
-void bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h, int span_rank,
-                 bool written, ArgFacts& facts, ArgRange& range);
+void* bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h,
+                  int span_rank, bool written, ArgFacts& facts, ArgRange& range);
 // Every argument on the launch's device, and no written range overlapping any other range.
 void check_ranges(const LaunchTarget& t, const ArgRange* ranges, int count);
 // Throws LaunchError for a relation that does not hold (or overflowed).
@@ -183,12 +184,12 @@ P bind(const LaunchTarget& t, int pos, const std::remove_cvref_t<A>& a, ArgFacts
   using D = std::remove_cvref_t<A>;
   if constexpr (TensorArg<D>::value) {
     const runtime::TensorHandle& h = runtime::HandleAccess::of(a);
-    bind_tensor(t, pos, h, span_rank<P>, writes<P>, facts, range);
+    void* const address = bind_tensor(t, pos, h, span_rank<P>, writes<P>, facts, range);
     if constexpr (std::is_pointer_v<P>) {
-      return static_cast<P>(h.data());
+      return static_cast<P>(address);
     } else {
       using T = typename P::element_type;
-      T* data = static_cast<T*>(h.data());
+      T* data = static_cast<T*>(address);
       if constexpr (is_same<P, DisjointSpan<T>>)
         return SpanAccess::output<W>(data, facts.size);
       else if constexpr (is_same<P, Span<const T>>)

@@ -8,9 +8,13 @@
 #include <iostream>
 #include <limits>
 #include <mutex>
+#include <new>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "tessera/backend/cpu/elements.hpp"
+#include "tessera/core/checked.hpp"
 
 namespace tessera::backend::cpu {
 namespace {
@@ -79,10 +83,24 @@ class Interpreter {
     const ir::Type& t = f_.type(op.results[0]);
     r.dtype = t.dtype;
     r.shape = t.shape;
-    r.v.assign(static_cast<size_t>(numel(t.shape)), 0.0L);
+    const int64_t n = numel(t.shape);
+    try {
+      r.v.assign(static_cast<size_t>(n), 0.0L);
+    } catch (const std::bad_alloc&) {
+      fail_tile_memory(op, t, n);
+    } catch (const std::length_error&) {
+      fail_tile_memory(op, t, n);
+    }
     return r;
   }
   static Value scalar(const TileData& t) { return t.v.at(0); }
+  // A tile the host cannot hold: an error naming it, its size and the device, not a bad_alloc.
+  [[noreturn]] void fail_tile_memory(const ir::Op& op, const ir::Type& t, int64_t n) const {
+    fail_at<OutOfMemoryError>(op.loc, "kernel '", f_.name, "': out of memory: the CPU backend "
+                              "holds a ", to_string(t), " tile (", ir::mnemonic(op.kind), ") as ",
+                              n, " values of ", sizeof(Value), " bytes, which could not be "
+                              "allocated on cpu; use smaller tiles");
+  }
 
   // Elementwise ops: f over the operands' elements, rounded to the result dtype. f is generic:
   // float operands are computed in double (one rounding to f64, as the GPU does; f32 and halves
@@ -376,8 +394,11 @@ class Interpreter {
                      int64_t& offset, int& axis_out, int64_t& global_out) {
     offset = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
-      const int64_t g = coord[d] * tile[d] + idx[d];
-      if (g < 0 || g >= t.shape[d]) {
+      // Checked: a coordinate far outside the grid must not wrap back into the tensor.
+      const std::optional<int64_t> start = checked_mul(coord[d], tile[d]);
+      const std::optional<int64_t> at = start ? checked_add(*start, idx[d]) : std::nullopt;
+      const int64_t g = at.value_or(std::numeric_limits<int64_t>::max());
+      if (!at || g < 0 || g >= t.shape[d]) {
         axis_out = static_cast<int>(d);
         global_out = g;
         return false;

@@ -7,6 +7,7 @@
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
+#include "tessera/core/checked.hpp"  // and <optional>
 #include "tessera/core/error.hpp"
 
 namespace tessera::backend::cuda {
@@ -103,10 +104,20 @@ CUtensorMap tensor_map(const LoadedKernel& k, const TensorMapSpec& spec, const T
   return map;
 }
 
+// The blocks a grid of tiles needs, checked: a wrapped count could be zero, a launch that
+// "succeeds" and writes nothing.
+int64_t checked_block_count(const Shape& grid, int blocks_per_tile) {
+  const std::optional<int64_t> blocks = checked_mul(numel(grid), blocks_per_tile);
+  if (!blocks)
+    fail<LaunchError>("a grid of ", to_string(grid), " tiles of ", blocks_per_tile,
+                      " blocks each has more blocks than a 64-bit count holds; use larger tiles");
+  return *blocks;
+}
+
 }  // namespace
 
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile) {
-  return std::min<int64_t>(numel(grid) * blocks_per_tile, props.max_grid_x);
+  return std::min<int64_t>(checked_block_count(grid, blocks_per_tile), props.max_grid_x);
 }
 
 void check_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,

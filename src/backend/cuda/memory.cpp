@@ -28,13 +28,15 @@ void* device_allocate(const DeviceContext& ctx, size_t bytes) {
   // A zero-byte request still gets a distinct address, as from malloc.
   const size_t n = bytes == 0 ? 1 : bytes;
   CUdeviceptr p = 0;
-  const std::string what =
-      detail::cat("allocating ", bytes_text(n), " on GPU cuda:", ctx.ordinal());
-  if (ctx.pool()) {
-    TESSERA_CU_WHILE(what, cuMemAllocAsync, &p, n, ctx.stream());
-  } else {
-    TESSERA_CU_WHILE(what, cuMemAlloc, &p, n);
-  }
+  const CUresult r = ctx.pool() ? driver().cuMemAllocAsync(&p, n, ctx.stream())
+                                : driver().cuMemAlloc(&p, n);
+  // Out of memory is the user's to handle (a smaller batch, freeing tensors): its own type,
+  // naming the size and the device, like a host allocation that fails.
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    fail<OutOfMemoryError>("out of memory: ", n, " bytes could not be allocated on cuda:",
+                           ctx.ordinal(), "; use smaller tensors, or free some first");
+  check(r, ctx.pool() ? "cuMemAllocAsync" : "cuMemAlloc",
+        detail::cat("allocating ", bytes_text(n), " on GPU cuda:", ctx.ordinal()));
   return reinterpret_cast<void*>(p);
 }
 
