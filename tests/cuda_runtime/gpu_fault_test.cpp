@@ -6,6 +6,8 @@
 // context unusable, so it is the last test here (and CTest runs each test in its own process).
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 #include "gpu_test_util.hpp"
 
 using namespace tessera;
@@ -15,15 +17,18 @@ namespace {
 
 using GpuFault = GpuTest;
 
-TEST_F(GpuFault, ImpossibleAllocationIsABackendErrorSayingOutOfMemory) {
+TEST_F(GpuFault, ImpossibleAllocationIsAnOutOfMemoryErrorNamingSizeAndDevice) {
+  // OutOfMemoryError is a BackendError: code that caught the driver's error still catches it.
   try {
     DeviceBuffer huge(gpu(), size_t{1} << 44);  // 16 TiB
-    FAIL() << "expected a BackendError";
-  } catch (const BackendError& e) {
+    FAIL() << "expected an OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
     const std::string m = e.what();
-    EXPECT_NE(m.find("CUDA_ERROR_OUT_OF_MEMORY"), std::string::npos) << m;
-    EXPECT_NE(m.find("while allocating"), std::string::npos) << m;
+    EXPECT_NE(m.find("out of memory: 17592186044416 bytes could not be allocated on cuda:0"),
+              std::string::npos)
+        << m;
   }
+  static_assert(std::is_base_of_v<BackendError, OutOfMemoryError>);
 }
 
 TEST_F(GpuFault, WrongEntryNameIsABackendErrorNamingIt) {
