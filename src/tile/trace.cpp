@@ -150,24 +150,46 @@ ir::ValueId emit_broadcast_to(ir::ValueId v, const Shape& shape, SourceLoc loc) 
   return emit(ir::OpKind::Broadcast, {v}, b, loc);
 }
 
-ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
-  const Shape sa = type_of(a).shape, sb = type_of(b).shape;
-  if (sa != sb) {
-    const size_t rank = std::max(sa.size(), sb.size());
-    Shape out(rank);
-    for (size_t i = 0; i < rank; ++i) {
-      const int64_t da = i < rank - sa.size() ? 1 : sa[i - (rank - sa.size())];
-      const int64_t db = i < rank - sb.size() ? 1 : sb[i - (rank - sb.size())];
-      if (da != db && da != 1 && db != 1)
-        fail_at<KernelError>(loc, "'", ir::mnemonic(kind), "' cannot broadcast ",
-                             ir::to_string(type_of(a)), " and ", ir::to_string(type_of(b)),
-                             " together: axis ", i, " has extents ", da, " and ", db);
-      out[i] = da == 1 ? db : da;
+namespace {
+// The shape numpy-style broadcasting gives `values` together (missing leading axes are 1, extent-1
+// axes stretch); a KernelError naming the op and the operands when two extents disagree.
+Shape broadcast_shape(ir::OpKind kind, const std::vector<ir::ValueId>& values, SourceLoc loc) {
+  size_t rank = 0;
+  for (ir::ValueId v : values) rank = std::max(rank, type_of(v).shape.size());
+  Shape out(rank, 1);
+  for (size_t i = 0; i < rank; ++i)
+    for (size_t k = 0; k < values.size(); ++k) {
+      const Shape& s = type_of(values[k]).shape;
+      const int64_t d = i < rank - s.size() ? 1 : s[i - (rank - s.size())];
+      if (d != 1 && out[i] != 1 && d != out[i]) {
+        std::string operands;
+        for (size_t j = 0; j < values.size(); ++j)
+          operands += (j == 0 ? "" : j + 1 == values.size() ? " and " : ", ") +
+                      ir::to_string(type_of(values[j]));
+        fail_at<KernelError>(loc, "'", ir::mnemonic(kind), "' cannot broadcast ", operands,
+                             " together: axis ", i, " has extents ", out[i], " and ", d);
+      }
+      if (d != 1) out[i] = d;
     }
+  return out;
+}
+}  // namespace
+
+ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
+  if (type_of(a).shape != type_of(b).shape) {
+    const Shape out = broadcast_shape(kind, {a, b}, loc);
     a = emit_broadcast_to(a, out, loc);
     b = emit_broadcast_to(b, out, loc);
   }
   return emit(kind, {a, b}, {}, loc);
+}
+
+ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
+  const Shape out = broadcast_shape(ir::OpKind::Select, {cond, a, b}, loc);
+  cond = emit_broadcast_to(cond, out, loc);
+  a = emit_broadcast_to(a, out, loc);
+  b = emit_broadcast_to(b, out, loc);
+  return emit(ir::OpKind::Select, {cond, a, b}, {}, loc);
 }
 
 void set_numerics(ir::Numerics n, SourceLoc loc) {

@@ -1,6 +1,6 @@
 // select(cond, a, b) / where: a where cond holds, else b, with the three broadcast to one shape:
-// tile branches, a constant branch, a Scalar<T> branch, and a row condition [1, TN] against
-// [TM, TN] branches.
+// tile branches, a constant branch, a Scalar<T> branch, a row condition [1, TN] against [TM, TN]
+// branches, a [TM, TN] condition against a row and a constant, and bool branches.
 #include "harness.hpp"
 
 namespace tessera::test {
@@ -31,7 +31,29 @@ TESSERA_KERNEL(select_row_condition, Out<T> z, In<T> x, In<T> y, In<T> row) {
   z.store(select(c, load_like(x, z), load_like(y, z)));
 };
 
-enum class Form { WhereTiles, SelectConstant, SelectScalar, SelectRowCondition };
+// Between two bool tiles (the larger of x and y, chosen through a bool select).
+template <Element T>
+TESSERA_KERNEL(select_bool_branches, Out<T> z, In<T> x, In<T> y) {
+  const Tile<T> a = load_like(x, z), b = load_like(y, z);
+  const Tile<bool> pick_a = select(a > T(0), a > b, b < a);  // both say a > b
+  z.store(select(pick_a, a, b));
+};
+// A condition wider than both branches: a [TM, TN] condition picks between a [1, TN] row and a
+// constant, so the result is [TM, TN].
+template <Element T>
+TESSERA_KERNEL(select_wide_condition, Out<T> z, In<T> x, In<T> row) {
+  const Tile<bool> c = load_like(x, z) > T(0);
+  z.store(select(c, load(row, {0, tile_index(1)}, {1, z.shape()[1]}), T(kOtherwise)));
+};
+
+enum class Form {
+  WhereTiles,
+  SelectConstant,
+  SelectScalar,
+  SelectRowCondition,
+  SelectBoolBranches,
+  SelectWideCondition
+};
 
 template <Element T>
 void run_select(Form form, Rng& rng) {
@@ -61,6 +83,14 @@ void run_select(Form form, Rng& rng) {
           .sync();
       want = [&](const Shape& i) { return row.at({0, i[1]}) > 0 ? x.at(i) : y.at(i); };
       break;
+    case Form::SelectBoolBranches:
+      (void)select_bool_branches<T>(z.view().partition(tile), x.view(), y.view()).sync();
+      want = [&](const Shape& i) { return x.at(i) > y.at(i) ? x.at(i) : y.at(i); };
+      break;
+    case Form::SelectWideCondition:
+      (void)select_wide_condition<T>(z.view().partition(tile), x.view(), row.view()).sync();
+      want = [&](const Shape& i) { return x.at(i) > 0 ? row.at({0, i[1]}) : kOtherwise; };
+      break;
   }
   expect_matches(z, want, 0);  // select moves values; it never rounds
 }
@@ -70,7 +100,9 @@ void add_rows(std::vector<Case>& rows) {
   const std::pair<Form, const char*> forms[] = {{Form::WhereTiles, "where_tiles"},
                                                 {Form::SelectConstant, "select_constant"},
                                                 {Form::SelectScalar, "select_scalar"},
-                                                {Form::SelectRowCondition, "select_row_condition"}};
+                                                {Form::SelectRowCondition, "select_row_condition"},
+                                                {Form::SelectBoolBranches, "select_bool_branches"},
+                                                {Form::SelectWideCondition, "select_wide_condition"}};
   (
       [&] {
         for (auto [form, name] : forms)

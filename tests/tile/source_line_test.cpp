@@ -66,6 +66,17 @@ TEST(SourceLine, BroadcastMismatch) {
             "'add' cannot broadcast f32[4, 8] and f32[4, 3] together: axis 1 has extents 8 and 3");
 }
 
+TEST(SourceLine, SelectBroadcastMismatchNamesAllThreeOperands) {
+  const std::string m = trace_error([](Out<float>, In<float>) {
+    auto c = Tile<float>::zeros({4, 8}) > 0.0f;
+    auto a = Tile<float>::zeros({4, 3});
+    at(__LINE__, [&] { (void)select(c, a, a); });
+  });
+  expect_at(m, g_line,
+            "'select' cannot broadcast bool[4, 8], f32[4, 3] and f32[4, 3] together: axis 1 has "
+            "extents 8 and 3");
+}
+
 TEST(SourceLine, CompoundAssignmentBroadcastMismatch) {
   const std::string m = trace_error([](Out<float>, In<float>) {
     auto a = Tile<float>::zeros({8});

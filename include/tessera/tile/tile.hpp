@@ -237,14 +237,8 @@ Tile<T> minimum(const Tile<T>& a, std::type_identity_t<T> b,
 template <Element T>
 Tile<T> select(const Tile<bool>& cond, const Tile<T>& a, const Tile<T>& b,
                std::source_location l = std::source_location::current()) {
-  ir::ValueId av = a.value(l), bv = b.value(l), cv = cond.value(l);
-  // Broadcast all three to the shape an elementwise op over them would have.
-  const ir::ValueId ab = detail::emit_binary(ir::OpKind::Add, av, bv, l);  // only for its shape
-  const Shape shape = detail::type_of(ab).shape;
-  av = detail::emit_broadcast_to(av, shape, l);
-  bv = detail::emit_broadcast_to(bv, shape, l);
-  cv = detail::emit_broadcast_to(cv, shape, l);
-  return Tile<T>(detail::emit(ir::OpKind::Select, {cv, av, bv}, {}, l));
+  const ir::ValueId av = a.value(l), bv = b.value(l), cv = cond.value(l);
+  return Tile<T>(detail::emit_select(cv, av, bv, l));
 }
 template <Element T>
 Tile<T> select(const Tile<bool>& cond, const Tile<T>& a, std::type_identity_t<T> b,
