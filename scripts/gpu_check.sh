@@ -31,7 +31,9 @@ step() {  # step <name> <log> <command...>: runs it, records pass/fail and the t
   if "$@" >>"$log" 2>&1; then note "PASS  $name ($((SECONDS - t0)) s)"; else note "FAIL  $name ($((SECONDS - t0)) s, see $(basename "$log"))"; fi
 }
 
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
+# TESSERA_COMMIT: the commit the tree was copied from, where the GPU machine's copy of .git is not
+# that tree's (the device tool copies the working tree, not the repository's history).
+commit=${TESSERA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
 [ -n "$bin" ] && [ -f "$bin/commit.txt" ] && commit="$(cat "$bin/commit.txt") (packed binaries)"
 note "# gpu_check $(date -u +%FT%TZ) commit $commit"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >>"$summary" 2>&1
