@@ -31,7 +31,8 @@ if(TARGET tessera_simt)
                SOURCES ${CMAKE_CURRENT_LIST_DIR}/host_simt_escape_test.cpp
                        ${CMAKE_CURRENT_LIST_DIR}/host_simt_sizes_test.cpp
                LABELS cpu DEPS tessera_simt)
-  target_include_directories(host_simt_safety_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/simt)
+  target_include_directories(host_simt_safety_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/simt
+                                                             ${PROJECT_SOURCE_DIR}/tests)
   tessera_embed_text(host_simt_safety_tests kTestKernelsSource
                      ${PROJECT_SOURCE_DIR}/tests/simt/test_kernels.cuh)
 endif()

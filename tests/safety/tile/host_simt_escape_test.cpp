@@ -4,11 +4,11 @@
 // inputs may be escaped storage. A fake driver stands in for the GPU (tests/simt/fake_driver.hpp).
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "runtime/expect_error.hpp"
 #include "tessera/simt/launch.hpp"
 #include "tessera/tessera.hpp"
 #include "test_kernels.hpp"
@@ -18,15 +18,7 @@ namespace {
 
 using testing::FakeDriver;
 
-template <class E>
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "(no error of the expected type)";
-}
+using test::error_of;
 
 template <class T, size_t N>
 Tensor<T, static_cast<int>(N)> on_gpu(std::vector<T>& host, const int64_t (&shape)[N]) {
