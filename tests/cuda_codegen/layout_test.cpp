@@ -4,6 +4,7 @@
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
+#include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
 #include "tile/trace_kernel.hpp"
 
@@ -116,8 +117,8 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   EXPECT_EQ(plan(corpus_kernel("add_f32")).threads, 128);
   EXPECT_EQ(plan(corpus_kernel("add_f32"), false).threads, 128);
   EXPECT_EQ(plan(corpus_kernel("add_f16")).threads, 256);
-  // Sixteen in a kernel that reduces: softmax_f16's [1, 4096] row -> 256 threads.
-  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 256);
+  // 32 in a kernel that reduces: softmax_f16's [1, 4096] row -> 128 threads.
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 128);
   // A 64x64 f32 accumulator is 32 fragments of 16x8: at least four warps of eight.
   EXPECT_GE(plan(corpus_kernel("gemm_f16")).threads, 128);
   // gemm_f16_ragged: the [40, 20] operand tile counts (800 / 8 -> 128 threads); the [40, 24]
@@ -138,9 +139,13 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
 }
 
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
-  // A reduction whose threads hold at most 16 elements each: 1024 / T blocks a multiprocessor.
-  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 4);  // 256 threads
-  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 4);
+  // A reduction whose threads hold at most 32 elements each, loading one row-sized tile:
+  // 1024 / T blocks a multiprocessor, and a block per tile.
+  const LayoutPlan softmax = plan(corpus_kernel("softmax_f16"));
+  EXPECT_EQ(softmax.threads, 128);  // 4096 columns, 32 a thread
+  EXPECT_EQ(softmax.min_blocks, 8);
+  EXPECT_EQ(softmax.blocks_per_sm, 0);
+  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 8);  // its weight row is 1/4 of a tile
   // Elementwise kernels and mma kernels are left to the compiler.
   EXPECT_EQ(plan(corpus_kernel("add_f32")).min_blocks, 0);
   EXPECT_EQ(plan(corpus_kernel("gemm_f16")).min_blocks, 0);
@@ -154,6 +159,29 @@ TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   const LayoutPlan p = plan(long_row);
   EXPECT_EQ(p.threads, 512);
   EXPECT_EQ(p.min_blocks, 0);
+  EXPECT_EQ(p.blocks_per_sm, 0);
+}
+
+TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {
+  // A norm whose weight and bias rows are as large as its tile: 768 resident threads (85
+  // registers, where 64 would spill), and a grid of exactly those blocks, each looping over rows.
+  const ir::Function norm = prepared(trace_kernel<Out<half>, In<half>, In<float>, In<float>>(
+      "layernorm_rows",
+      {out_param("y", DType::F16, {1, 8192}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F32, 2), in_param("b", DType::F32, 2)},
+      [](Out<half> y, In<half> x, In<float> w, In<float> b) {
+        auto v = load_like(x, y).cast<float>();
+        auto d = v - sum(v, 1) * (1.0f / 8192);
+        auto r = rsqrt(sum(d * d, 1) * (1.0f / 8192) + 1e-5f);
+        y.store((d * r * load(w, {0, 0}, {1, 8192}) + load(b, {0, 0}, {1, 8192})).cast<half>());
+      }));
+  const LayoutPlan p = plan(norm);
+  EXPECT_EQ(p.threads, 256);
+  EXPECT_EQ(p.min_blocks, 3);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  const backend::cuda::EmittedKernel k = backend::cuda::emit(norm, aligned_spec(norm, kSm90a));
+  EXPECT_EQ(k.blocks_per_sm, 3);
+  EXPECT_NE(k.source.find("__launch_bounds__(256, 3)"), std::string::npos);
 }
 
 TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {

@@ -293,6 +293,7 @@ EmittedKernel Emitter::run() {
   const int split = plan_.blocks_per_tile;
   k.threads = threads() / split;
   k.blocks_per_tile = split;
+  k.blocks_per_sm = plan_.blocks_per_sm;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
 
   line("// ---- kernel '", comment_text(f_.name), "' (",

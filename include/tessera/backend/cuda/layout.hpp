@@ -76,6 +76,9 @@ struct LayoutPlan {
   // Blocks each multiprocessor should be able to hold at once (__launch_bounds__' second
   // argument, which caps registers at 64K / (min_blocks * T)); 0 leaves it to the compiler.
   int min_blocks = 0;
+  // A grid of at most this many blocks per multiprocessor, each looping over tiles (so that
+  // per-tile setup is paid once per block); 0: one block per tile (EmittedKernel::blocks_per_sm).
+  int blocks_per_sm = 0;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.
