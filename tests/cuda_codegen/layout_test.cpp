@@ -182,6 +182,14 @@ TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGr
   const backend::cuda::EmittedKernel k = backend::cuda::emit(norm, aligned_spec(norm, kSm90a));
   EXPECT_EQ(k.blocks_per_sm, 3);
   EXPECT_NE(k.source.find("__launch_bounds__(256, 3)"), std::string::npos);
+  // Its epilogue (the weight and bias loads, the arithmetic, the store) runs one vector at a time,
+  // so each load holds one vector of its row, not 32 registers.
+  EXPECT_NE(k.source.find("for (int kv = 0; kv < 4; ++kv)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("for (int k = kv; k < kv + 1; ++k)"), std::string::npos) << k.source;
+  // Softmax's epilogue loads nothing: it keeps the whole-tile loops.
+  const ir::Function softmax = corpus_kernel("softmax_f16");
+  const std::string src = backend::cuda::emit(softmax, aligned_spec(softmax, kSm90a)).source;
+  EXPECT_EQ(src.find("for (int kv = 0;"), std::string::npos);
 }
 
 TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {

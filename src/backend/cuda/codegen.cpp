@@ -192,9 +192,100 @@ void Emitter::need_smem(int64_t bytes, const ir::Op& op, const std::string& what
   smem_bytes_ = std::max(smem_bytes_, bytes);
 }
 
+// The tail of a row-wise kernel's body that can run one vector at a time: a store of a
+// distributed tile and the elementwise ops and input loads before it that only it uses. Emitted as
+// a loop over the thread's vectors, each loading, computing and storing its own, the tail holds one
+// vector of what it loads rather than the whole row (a norm's weight row, loaded after the
+// reduction: 32 more registers a thread otherwise, spilled under the occupancy bound).
+// Returns b.ops.size() when there is no such tail, or it loads nothing.
+size_t Emitter::epilogue_start(const ir::Block& b) const {
+  if (plan_.min_blocks == 0 || plan_.pipeline || &b != &f_.body || b.ops.empty()) return b.ops.size();
+  const ir::Op& store = b.ops.back();
+  if (store.kind != OpKind::Store || f_.params.at(store.attrs.param).tile_shape.empty() ||
+      layout(store.operands[0]).kind != LayoutKind::Distributed)
+    return b.ops.size();
+  const int64_t n = numel(f_.params.at(store.attrs.param).tile_shape);
+  // A value the tail reads in registers: uniform, or distributed over the store's tile, or a
+  // reduction's slice of it (read per vector).
+  const auto fits = [&](ir::ValueId v) {
+    const Layout& l = layout(v);
+    return l.kind == LayoutKind::Uniform ||
+           (l.kind == LayoutKind::Distributed && numel(type(v).shape) == n) ||
+           (l.kind == LayoutKind::Slice && numel(l.parent) == n);
+  };
+  const auto tail_op = [&](const ir::Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (plan_.convert.count({&op, i}) || !fits(op.operands[i])) return false;
+    switch (ir::op_info(op.kind).cls) {
+      case ir::OpClass::Unary:
+      case ir::OpClass::UnaryFloat:
+      case ir::OpClass::UnaryBool:
+      case ir::OpClass::Cast:
+      case ir::OpClass::Binary:
+      case ir::OpClass::BinaryBool:
+      case ir::OpClass::Compare:
+      case ir::OpClass::Select:
+      case ir::OpClass::Creation:
+      case ir::OpClass::Reshape:
+        return op.kind != OpKind::Iota && (layout(op.results[0]).kind == LayoutKind::Uniform ||
+                                           (fits(op.results[0]) &&
+                                            layout(op.results[0]).kind == LayoutKind::Distributed));
+      case ir::OpClass::Broadcast: {
+        const Layout &from = layout(op.operands[0]), &to = layout(op.results[0]);
+        return to.kind == LayoutKind::Uniform ||
+               (to.kind == LayoutKind::Distributed && fits(op.results[0]) &&
+                (from.kind == LayoutKind::Uniform || from.kind == LayoutKind::Slice ||
+                 (from.kind == LayoutKind::Distributed &&
+                  type(op.operands[0]).shape == type(op.results[0]).shape)));
+      }
+      case ir::OpClass::Load:
+        return f_.params.at(op.attrs.param).kind == ir::ParamKind::In &&
+               !op.attrs.shape.empty() && fits(op.results[0]) &&
+               layout(op.results[0]).kind == LayoutKind::Distributed;
+      case ir::OpClass::Interface:
+      case ir::OpClass::Permute:
+      case ir::OpClass::Reduce:
+      case ir::OpClass::Mma:
+      case ir::OpClass::Store:
+      case ir::OpClass::For:
+      case ir::OpClass::If:
+      case ir::OpClass::Yield:
+      case ir::OpClass::Print:
+      case ir::OpClass::Local:
+        return false;
+    }
+    return false;
+  };
+  // The longest such run before the store. Only later ops can use a value, and the store is the
+  // body's last op, so nothing outside the tail reads what the tail computes.
+  size_t start = b.ops.size() - 1;
+  while (start > 0 && tail_op(b.ops[start - 1])) --start;
+  bool loads = false;
+  for (size_t i = start; i + 1 < b.ops.size(); ++i) loads |= b.ops[i].kind == OpKind::Load;
+  return loads ? start : b.ops.size();
+}
+
+std::string Emitter::register_loop(ir::ValueId v) const {
+  if (!vector_only_.empty() && layout(v).kind == LayoutKind::Distributed)
+    return "for (int i = " + vector_only_ + " * " + str(vec()) + "; i < (" + vector_only_ +
+           " + 1) * " + str(vec()) + "; ++i)";
+  return "for (int i = 0; i < " + str(registers(layout(v), type(v).shape)) + "; ++i)";
+}
+
 void Emitter::block(const ir::Block& b) {
   converted_.emplace_back();
-  for (const ir::Op& op : b.ops) this->op(op);
+  const size_t tail = epilogue_start(b);
+  for (size_t i = 0; i < tail; ++i) op(b.ops[i]);
+  if (tail < b.ops.size()) {
+    const ir::ValueId stored = b.ops.back().operands[0];
+    line("// The epilogue, one vector at a time (Emitter::epilogue_start).");
+    unroll();
+    open("for (int kv = 0; kv < ", plan_.vectors(numel(type(stored).shape)), "; ++kv)");
+    vector_only_ = "kv";
+    for (size_t i = tail; i < b.ops.size(); ++i) op(b.ops[i]);
+    vector_only_.clear();
+    close();
+  }
   converted_.pop_back();
 }
 
