@@ -199,7 +199,8 @@ void Emitter::need_smem(int64_t bytes, const ir::Op& op, const std::string& what
 // reduction: 32 more registers a thread otherwise, spilled under the occupancy bound).
 // Returns b.ops.size() when there is no such tail, or it loads nothing.
 size_t Emitter::epilogue_start(const ir::Block& b) const {
-  if (plan_.min_blocks == 0 || plan_.pipeline || &b != &f_.body || b.ops.empty()) return b.ops.size();
+  if (plan_.min_blocks == 0 || plan_.pipeline || &b != &f_.body || b.ops.empty())
+    return b.ops.size();
   const ir::Op& store = b.ops.back();
   if (store.kind != OpKind::Store || f_.params.at(store.attrs.param).tile_shape.empty() ||
       layout(store.operands[0]).kind != LayoutKind::Distributed)
@@ -227,9 +228,9 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
       case ir::OpClass::Select:
       case ir::OpClass::Creation:
       case ir::OpClass::Reshape:
-        return op.kind != OpKind::Iota && (layout(op.results[0]).kind == LayoutKind::Uniform ||
-                                           (fits(op.results[0]) &&
-                                            layout(op.results[0]).kind == LayoutKind::Distributed));
+        return op.kind != OpKind::Iota &&
+               (layout(op.results[0]).kind == LayoutKind::Uniform ||
+                (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
       case ir::OpClass::Broadcast: {
         const Layout &from = layout(op.operands[0]), &to = layout(op.results[0]);
         return to.kind == LayoutKind::Uniform ||
@@ -239,9 +240,8 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
                   type(op.operands[0]).shape == type(op.results[0]).shape)));
       }
       case ir::OpClass::Load:
-        return f_.params.at(op.attrs.param).kind == ir::ParamKind::In &&
-               !op.attrs.shape.empty() && fits(op.results[0]) &&
-               layout(op.results[0]).kind == LayoutKind::Distributed;
+        return f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty() &&
+               fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed;
       case ir::OpClass::Interface:
       case ir::OpClass::Permute:
       case ir::OpClass::Reduce:
