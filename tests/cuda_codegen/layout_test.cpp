@@ -160,6 +160,32 @@ TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   EXPECT_EQ(p.threads, 512);
   EXPECT_EQ(p.min_blocks, 0);
   EXPECT_EQ(p.blocks_per_sm, 0);
+  // It streams its rows instead (Emitter::plan_streaming): the input is re-read at each use.
+  EXPECT_TRUE(p.stream_rows);
+  EXPECT_FALSE(plan(corpus_kernel("softmax_f16")).stream_rows);
+}
+
+TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
+  // Softmax of 65536-wide f16 rows: the loaded row, its exponentials and their quotient are never
+  // held; both reductions and the epilogue loop over the thread's 16 vectors, re-reading x.
+  const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
+      "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto v = load_like(x, z, Pad::neg_inf()).cast<float>();
+        auto e = exp(v - max(v, 1));
+        z.store((e / sum(e, 1)).cast<half>());
+      }));
+  const Built b = build(softmax, aligned_spec(softmax, kSm90a));
+  const std::string& src = b.kernel.source;
+  size_t loops = 0;
+  for (size_t at = src.find("for (int kv = 0; kv < 16; ++kv)"); at != std::string::npos;
+       at = src.find("for (int kv = 0; kv < 16; ++kv)", at + 1))
+    ++loops;
+  EXPECT_EQ(loops, 3u) << src;  // max, sum, and the epilogue
+  EXPECT_NE(src.find("(recomputed at each use: the row is streamed)"), std::string::npos);
+  EXPECT_NE(src.find("float p = -tsr_inf_f32();"), std::string::npos) << src;
+  EXPECT_NE(src.find("#define TSR_LOADS_IN_PLACE 1"), std::string::npos);
+  EXPECT_FALSE(b.compiled.ptx.empty());
 }
 
 TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {

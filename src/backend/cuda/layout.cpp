@@ -174,6 +174,8 @@ class Planner {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
       p_.min_blocks = std::max(1, (row_sized > 1 ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
+    } else if (reduces && mma_threads == 32) {
+      p_.stream_rows = true;
     }
   }
 
