@@ -13,6 +13,13 @@ if [ "${TESSERA_NEED_TIDY:-0}" = 1 ]; then command -v clang-tidy-16 >/dev/null |
 if [ "${TESSERA_NEED_CLANG:-0}" = 1 ] && ! bash "$(dirname "$0")/find_clang.sh" >/dev/null; then
   need+=(clang-16)
 fi
+# DLPack's header (from_dlpack/to_dlpack): wanted, not needed. Without it the library builds
+# without DLPack interop, so a machine with no package mirror (the GPU machine) still builds.
+if [ ! -f /usr/include/dlpack/dlpack.h ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "scripts/deps.sh: installing libdlpack-dev (DLPack interop)"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libdlpack-dev; } \
+    >/dev/null 2>&1 || echo "scripts/deps.sh: libdlpack-dev could not be installed; DLPack interop off"
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "scripts/deps.sh: installing ${need[*]}"
