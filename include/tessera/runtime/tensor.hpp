@@ -77,12 +77,13 @@ class Tensor {
   Tensor() = default;  // empty: holds nothing, like a moved-from tensor
   // A dynamic-rank tensor from a static-rank one (shares the storage).
   template <int R2>
-  requires(R == kDynamicRank && R2 != kDynamicRank) Tensor(const Tensor<T, R2>& other)
-      : handle_(other.handle_) {}  // NOLINT
+    requires(R == kDynamicRank && R2 != kDynamicRank)
+  Tensor(const Tensor<T, R2>& other) : handle_(other.handle_) {}  // NOLINT
   // A static-rank tensor from a dynamic-rank one; the rank is checked.
   template <int R2>
-  requires(R != kDynamicRank && R2 == kDynamicRank) explicit Tensor(
-      const Tensor<T, R2>& other, std::source_location l = std::source_location::current())
+    requires(R != kDynamicRank && R2 == kDynamicRank)
+  explicit Tensor(const Tensor<T, R2>& other,
+                  std::source_location l = std::source_location::current())
       : handle_(other.handle_) {
     if (handle_.rank() != R)
       fail_at<UsageError>(l, "a tensor of rank ", handle_.rank(), " cannot be a Tensor of rank ",
