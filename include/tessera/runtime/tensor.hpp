@@ -41,8 +41,8 @@ struct DLPackTensors;
 struct NewTensor {
   template <class X>
   static X allocated(Shape shape, Device device, SourceLoc loc) {
-    return X(
-        TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc));
+    return X(TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device,
+                                    loc));
   }
   template <class X>
   static X filled(Shape shape, double value, Device device, SourceLoc loc) {
@@ -53,7 +53,8 @@ struct NewTensor {
   }
   // `src` holds numel(shape) elements, row-major.
   template <class X>
-  static X copied(const typename X::element_type* src, Shape shape, Device device, SourceLoc loc) {
+  static X copied(const typename X::element_type* src, Shape shape, Device device,
+                  SourceLoc loc) {
     TensorHandle h =
         TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc);
     h.write_from_host(src);
@@ -62,8 +63,8 @@ struct NewTensor {
   template <class X>
   static X wrapping_unchecked(typename X::element_type* data, Shape shape, Device device,
                               SourceLoc loc) {
-    return X(TensorHandle::wrap_unowned(dtype_v<typename X::element_type>, std::move(shape), device,
-                                        static_cast<void*>(data), loc));
+    return X(TensorHandle::wrap_unowned(dtype_v<typename X::element_type>, std::move(shape),
+                                        device, static_cast<void*>(data), loc));
   }
 };
 }  // namespace runtime
@@ -252,10 +253,8 @@ Tensor<T, 1> arange(int64_t n, Device device = default_device(),
   if (n < 0) fail_at<UsageError>(l, "arange(", n, "): the count is negative; pass n >= 0");
   std::vector<T> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_arithmetic_v<T>)
-      v[i] = static_cast<T>(i);  // exact past 2^24
-    else
-      v[i] = T(static_cast<float>(i));
+    if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<T>(i);  // exact past 2^24
+    else v[i] = T(static_cast<float>(i));
   }
   return runtime::NewTensor::copied<Tensor<T, 1>>(v.data(), Shape{n}, device, l);
 }
@@ -287,7 +286,8 @@ Tensor<T, static_cast<int>(N)> from_host(const std::vector<T>& data, const int64
 template <Element T>
 Tensor<T, 1> from_host(const std::vector<T>& data, Device device = default_device(),
                        std::source_location l = std::source_location::current()) {
-  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device, l);
+  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device,
+                         l);
 }
 
 // Memory the caller owns and keeps alive for as long as the tensor (and every launch using it)
