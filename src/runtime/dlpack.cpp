@@ -129,6 +129,10 @@ struct Exported {
   std::vector<int64_t> shape, strides;
 };
 
+void release_export(DLManagedTensor* self) {
+  delete static_cast<Exported*>(self->manager_ctx);
+}
+
 }  // namespace
 
 TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank, SourceLoc loc) {
@@ -189,6 +193,13 @@ TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank,
   if (t.data == nullptr && count > 0)
     fail_at<UsageError>(loc, request(dtype, rank), ": the DLPack tensor of shape ",
                         to_string(shape), " has a null data pointer");
+  if (managed->deleter == &release_export) {
+    // Tessera's own export coming back: the same storage, so that its handles are counted
+    // together (a borrowed copy would let both sides partition one memory).
+    TensorHandle same = HandleInternals::copy(static_cast<Exported*>(managed->manager_ctx)->keep);
+    managed->deleter(managed);
+    return same;
+  }
   void* base = static_cast<std::byte*>(t.data) + t.byte_offset;
   // From here on `managed` is Tessera's: its deleter runs when the last handle is gone.
   return HandleInternals::borrow(dtype, std::move(shape), std::move(strides), *device, base, *span,
@@ -215,9 +226,7 @@ DLManagedTensor* handle_to_dlpack(const TensorHandle& h, SourceLoc loc) {
   t.strides = out->strides.data();
   t.byte_offset = 0;
   out->managed.manager_ctx = out.get();
-  out->managed.deleter = [](DLManagedTensor* self) {
-    delete static_cast<Exported*>(self->manager_ctx);
-  };
+  out->managed.deleter = &release_export;
   return &out.release()->managed;
 }
 

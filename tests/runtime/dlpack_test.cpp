@@ -303,6 +303,21 @@ TEST(ToDLPack, ARoundTripSharesTheStorageAndReleasesItOnce) {
   EXPECT_EQ(t.handle().use_count(), 1);
 }
 
+// Tessera's own export, imported back, is the same storage, so both sides' handles are counted
+// together: the round trip is no way around the partition rule.
+TEST(ToDLPack, ARoundTripCannotPartitionMemoryTheSourceStillHolds) {
+  auto t = from_host(iota(8), {8}, Device::cpu());
+  auto back = from_dlpack<float, 1>(to_dlpack(t));
+  EXPECT_EQ(back.handle().storage(), t.handle().storage());
+  EXPECT_EQ(after_location(error_of<OwnershipError>([&] { (void)std::move(back).partition({4}); })),
+            "partition() needs the only handle to the tensor's storage, but 2 handles share it "
+            "(copies, views, or launches still reading it); drop the other handles, or sync the "
+            "launches, first");
+  // The twin: once the source lets go, the imported handle is the only one.
+  t = Tensor<float, 1>();
+  EXPECT_NO_THROW((void)std::move(back).partition({4}));
+}
+
 TEST(ToDLPack, EveryDTypeExportsAsItsDLPackType) {
   auto check = [](auto t, uint8_t code, uint8_t bits) {
     DLManagedTensor* m = to_dlpack(t);

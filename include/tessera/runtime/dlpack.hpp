@@ -15,6 +15,8 @@
 //   until the consumer calls its deleter, so while it lives partition() of t is refused (the
 //   consumer may write through it). The consumer must not write the memory while a Tessera launch
 //   reading it is pending, nor use the pointer after calling the deleter (DLPack's own rule).
+//   Handed back to from_dlpack, Tessera's own export is the same storage again (its handles are
+//   counted with the source's), not a borrowed copy.
 //
 // Streams: Tessera queues a GPU's work on its own stream. from_dlpack does not wait for the
 // producer: its writes must be finished (or ordered before Tessera's work) when a launch reads
