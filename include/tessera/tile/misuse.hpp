@@ -20,16 +20,16 @@ inline constexpr bool misused = false;
 // Tiles of two element types in one binary op: Tessera converts no dtype implicitly (a silent
 // f16 -> f32 or i64 -> i32 is a precision or range decision), so the user picks the cast. The
 // compiler names A and B in the instantiation note beside the message.
-#define TESSERA_MIXED_BINARY(op, Result)                                                          \
-  template <Element A, Element B>                                                                 \
-    requires(!std::is_same_v<A, B>)                                                               \
-  Result operator op(const Tile<A>&, const Tile<B>&) {                                            \
-    static_assert(detail::misused<A, B>,                                                          \
-                  "a binary op on tiles of two element types (the compiler names A and B beside " \
-                  "this message): Tessera "                                                       \
-                  "converts no dtype implicitly; cast one operand to the other's type, e.g. "     \
-                  "a + cast<float>(b), or cast<int32_t>(x.dim(0)) next to an Index");             \
-    return Result(ir::ValueId{});                                                                 \
+#define TESSERA_MIXED_BINARY(op, Result)                                                   \
+  template <Element A, Element B>                                                          \
+    requires(!std::is_same_v<A, B>)                                                        \
+  Result operator op(const Tile<A>&, const Tile<B>&) {                                     \
+    static_assert(detail::misused<A, B>,                                                   \
+                  "a binary op on tiles of two element types (the compiler names A and B " \
+                  "beside this message): Tessera converts no dtype implicitly; cast one "  \
+                  "operand to the other's type, e.g. a + cast<float>(b), or "              \
+                  "cast<int32_t>(x.dim(0)) next to an Index");                             \
+    return Result(ir::ValueId{});                                                          \
   }
 TESSERA_MIXED_BINARY(+, Tile<A>)
 TESSERA_MIXED_BINARY(-, Tile<A>)
