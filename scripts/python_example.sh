@@ -42,7 +42,8 @@ fi
 if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache
 fi
-log=$build.log
+mkdir -p "$build"
+log=$build/python_example.log
 start=$SECONDS
 if ! { cmake -S examples/python_dlpack -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DPython3_EXECUTABLE="$(command -v "$py")" -DPYBIND11_INCLUDE_DIR="$pybind11_include" \
