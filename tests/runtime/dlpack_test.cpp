@@ -284,13 +284,13 @@ TEST(ToDLPack, ThePartitionIsAllowedOnceTheConsumerLetsGo) {
 TEST(ToDLPack, AMovedFromTensorIsRefused) {
   auto t = from_host(iota(8), {8}, Device::cpu());
   auto kept = std::move(t);
-  EXPECT_EQ(after_location(error_of<OwnershipError>([&] {
-              (void)to_dlpack(t);
-            })),  // NOLINT(bugprone-use-after-move): the test uses it on purpose
+  // NOLINTNEXTLINE(bugprone-use-after-move): the test uses it on purpose
+  const std::string m = error_of<OwnershipError>([&] { (void)to_dlpack(t); });
+  EXPECT_EQ(after_location(m),
             "this Tensor was moved from (into partition(), unpartition() or a launch) and no "
             "longer owns anything; use the handle that operation returned");
-  DLManagedTensor* m = to_dlpack(kept);  // the twin: the live handle exports
-  m->deleter(m);
+  DLManagedTensor* lent = to_dlpack(kept);  // the twin: the live handle exports
+  lent->deleter(lent);
 }
 
 TEST(ToDLPack, ARoundTripSharesTheStorageAndReleasesItOnce) {
