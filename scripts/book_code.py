@@ -14,6 +14,8 @@ before its fence says otherwise:
 
 `#line` directives point the compiler's messages at the chapter's own lines.
 
+It also checks that index.md links every chapter and that the book's links to .md files resolve.
+
 usage: book_code.py <chapters folder> <output folder>; prints one line per unit:
 <name> <program|unit> <always|dlpack>
 """
@@ -70,9 +72,22 @@ def units_of(chapter: pathlib.Path):
     return units
 
 
+def check_links(source: pathlib.Path):
+    """Every chapter is linked from index.md, and every relative .md link of the book exists."""
+    index = source / "index.md"
+    linked = set(re.findall(r"\]\(([^)#:]+\.md)", index.read_text()))
+    for chapter in sorted(source.glob("*.md")):
+        if chapter.name != "index.md" and chapter.name not in linked:
+            sys.exit(f"{chapter}: the chapter is not linked from {index}")
+        for target in re.findall(r"\]\(([^)#:]+\.md)", chapter.read_text()):
+            if not (chapter.parent / target).exists():
+                sys.exit(f"{chapter}: the link '{target}' names no file")
+
+
 def main():
     source, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
+    check_links(source)
     for chapter in sorted(source.glob("*.md")):
         for n, (text, needs) in enumerate(units_of(chapter), start=1):
             name = f"{chapter.stem.replace('-', '_')}_{n}"
