@@ -13,7 +13,9 @@
 #include "tessera/runtime/gpu.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "cpu_queue.hpp"
 #include "handle_internals.hpp"
+#include "pending_access.hpp"
 
 namespace tessera::runtime {
 
@@ -25,13 +27,48 @@ const std::string& Completion::label() const {
 }
 
 void Completion::mark_done(std::exception_ptr error) const {
+  std::vector<std::shared_ptr<Completion>> writers;  // released outside the lock
   {
     std::lock_guard lock(mu_);
     if (done_) return;
     done_ = true;
     error_ = std::move(error);
+    writers.swap(writers_);
   }
   cv_.notify_all();
+}
+
+void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
+  std::lock_guard lock(mu_);
+  writers_ = std::move(writers);
+}
+
+std::exception_ptr Completion::predecessor_error() const noexcept {
+  std::vector<std::shared_ptr<Completion>> writers;
+  {
+    std::lock_guard lock(mu_);
+    writers = writers_;
+  }
+  for (const std::shared_ptr<Completion>& w : writers) {
+    try {
+      w->wait();
+    } catch (const std::exception& e) {
+      try {
+        fail<LaunchError>(label().empty() ? "a launch" : label(), " was ordered after a launch of ",
+                          w->label().empty() ? "a kernel" : w->label(),
+                          " that writes memory it reads or writes, and that launch failed, so "
+                          "this one's results hold nothing valid: \"",
+                          e.what(),
+                          "\". Fix the first launch, or wait() for it before launching work "
+                          "that uses its results");
+      } catch (...) {
+        return std::current_exception();
+      }
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
+  return nullptr;
 }
 
 void Completion::settle(bool block) const {
@@ -45,7 +82,7 @@ void Completion::settle(bool block) const {
     // kernel's error report) are collected: a poll must not skip them.
     if (!block && !work_->done()) return;
     work_->wait();
-    mark_done(nullptr);
+    mark_done(predecessor_error());
   } catch (...) {
     mark_done(std::current_exception());
   }
@@ -57,6 +94,11 @@ bool Completion::ready() const {
   return done_;
 }
 
+bool Completion::known_failed() const {
+  std::lock_guard lock(mu_);
+  return done_ && error_;
+}
+
 void Completion::wait() const {
   if (work_) settle(true);
   std::unique_lock lock(mu_);
@@ -64,6 +106,15 @@ void Completion::wait() const {
   if (error_) {
     seen_ = true;
     std::rethrow_exception(error_);
+  }
+}
+
+void Completion::wait_quietly() const noexcept {
+  try {
+    if (work_) settle(true);
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+  } catch (...) {  // a broken mutex: nothing to wait with
   }
 }
 
@@ -348,8 +399,10 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   checked.gpu_ = spec.gpu;
   backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = grid;
+  checked.uses_.reserve(args.size());
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
+    if (a.tensor) checked.uses_.emplace_back(a.tensor->storage(), a.kind == ir::ParamKind::Out);
     if (a.tensor)
       v.tensor = backend::TensorArg{HandleInternals::data(*a.tensor), a.tensor->dtype(),
                                     a.tensor->shape(), a.tensor->strides()};
@@ -364,17 +417,34 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() const {
+  std::vector<StorageUse> uses;
+  uses.reserve(uses_.size());
+  for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
+  Predecessors before = PendingAccess::predecessors(uses);
+  std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
-    auto done = std::make_shared<Completion>(label_);
-    try {
-      backend::cpu::run(kernel_->fn, args_);
-      done->finish();
-    } catch (...) {
-      done->finish(std::current_exception());
-    }
-    return done;
+    done = std::make_shared<Completion>(label_);
+    done->follow(std::move(before.writers));
+    // The job waits for the readers it follows (they only have to finish), then for the writers
+    // (whose failure is this launch's), then runs. The kernel and the argument values travel with
+    // it; the storages stay alive since each one waits for its launches before it is freed.
+    cpu_enqueue([kernel = kernel_, args = args_, readers = std::move(before.readers), done] {
+      for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+      if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
+      try {
+        backend::cpu::run(kernel->fn, args);
+        done->finish();
+      } catch (...) {
+        done->finish(std::current_exception());
+      }
+    });
+  } else {
+    // One stream per device: the device runs the launch after everything queued before it.
+    done = gpu_launch(*gpu_, args_, label_);
+    done->follow(std::move(before.writers));
   }
-  return gpu_launch(*gpu_, args_, label_);
+  PendingAccess::record(uses, done);
+  return done;
 }
 
 void fail_scalar_narrowing(const KernelSite& site, size_t index, size_t count,

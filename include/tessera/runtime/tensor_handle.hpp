@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/error.hpp"
@@ -23,6 +25,9 @@ class Partition;
 }  // namespace tessera
 
 namespace tessera::runtime {
+
+class Completion;     // launch.hpp
+class PendingAccess;  // src/runtime/pending_access.hpp
 
 // Device memory with its owner's lifetime. Never shared between two Storage objects. Its address
 // is not public: a raw pointer is a handle the ownership checks cannot count, so the only route to
@@ -50,6 +55,18 @@ class Storage {
   friend class TensorHandle;
   // Memory the caller owns and keeps alive (wrap_unowned_unchecked); never freed here.
   Storage(Device device, void* data, size_t bytes);
+
+  // The launches that may still be using this memory, kept by the runtime
+  // (src/runtime/pending_access.cpp): the last launch that writes it, and the launches that read
+  // it since. A later launch is ordered after them (a reader after the writer, a writer after
+  // both), a host read waits for the writer, and the memory is not freed before they finish. A
+  // pending launch is not a handle: it does not count in use_count(), so the sole handle to a
+  // tensor that pending launches read may be partitioned, and the writing launch then runs after
+  // them.
+  friend class PendingAccess;
+  mutable std::mutex pending_mu_;
+  mutable std::shared_ptr<Completion> writer_;
+  mutable std::vector<std::shared_ptr<Completion>> readers_;
 
   Device device_;
   void* data_ = nullptr;
