@@ -191,9 +191,18 @@ struct Specialization {
   std::shared_ptr<const GpuKernel> gpu;
 };
 
+// One entry per key, made on first use. The cache's lock is held only to find or add an entry;
+// the entry's own lock is held while its specialization is traced and compiled, so a cold
+// compile (an NVRTC run may take seconds) stalls only the launches that need that
+// specialization, never the launches of other kernels, on any thread.
+struct CacheEntry {
+  std::mutex mu;
+  bool ready = false;  // spec is built; a failed build leaves it unset, to be tried again
+  Specialization spec;
+};
 struct SpecializationCache {
   std::mutex mu;
-  std::unordered_map<std::string, Specialization> entries;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> entries;
 };
 SpecializationCache& cache() {
   static SpecializationCache c;
@@ -306,6 +315,15 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
                   "; move it with .to(device) first");
   }
 
+  // An output is a partition's handle (its only one), never a handle made into an output by hand.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == ir::ParamKind::Out && !args[i].partitioned.marks(args[i].tensor))
+      fail_at<OwnershipError>(call, "kernel '", site.name,
+                              "': ", describe(names(), i, ir::ParamKind::Out),
+                              " is not a partition's handle; an output is written tile by tile "
+                              "only through a partition, std::move(t).partition(tile), which "
+                              "needs the only handle to its storage");
+
   // The grid comes from the Out partitions, which must agree.
   Shape grid;
   std::optional<size_t> first_out;
@@ -356,9 +374,14 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   Specialization spec;
   {
     const std::string key = specialization_key(site, args, *device, tensor_specs);
-    SpecializationCache& c = cache();
-    std::lock_guard lock(c.mu);
-    auto it = c.entries.find(key);
+    std::shared_ptr<CacheEntry> entry;
+    {
+      SpecializationCache& c = cache();
+      std::lock_guard lock(c.mu);
+      std::shared_ptr<CacheEntry>& e = c.entries[key];
+      if (!e) e = std::make_shared<CacheEntry>();
+      entry = e;
+    }
     auto params = [&] {
       std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
@@ -368,29 +391,35 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
       }
       return ps;
     };
-    if (it != c.entries.end()) {
-      spec = it->second;
-      if (env_list_has("TESSERA_CHECK", "trace"))
-        tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
-    } else {
-      // Traced twice: a body whose trace is not a function of the key is refused here.
-      auto traced =
-          std::make_shared<const ir::Function>(tile::trace_twice([&] { return trace(params()); }));
-      spec.traced = traced;
-      spec.label = std::make_shared<const std::string>(
-          detail::cat("kernel '", site.name, "'",
-                      site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
-      spec.kernel = compile(*traced, *device);
-      if (device->is_cuda()) {
-        const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
-        const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-        spec.gpu = gpu_prepare(
-            *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
-                      e.shared_bytes, gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
-                      e.reports_errors, e.tensor_maps, e.persistent});
+    bool cached = false;
+    {
+      std::lock_guard lock(entry->mu);
+      if (entry->ready) {
+        spec = entry->spec;
+        cached = true;
+      } else {
+        // Traced twice: a body whose trace is not a function of the key is refused here.
+        auto traced = std::make_shared<const ir::Function>(
+            tile::trace_twice([&] { return trace(params()); }));
+        spec.traced = traced;
+        spec.label = std::make_shared<const std::string>(
+            detail::cat("kernel '", site.name, "'",
+                        site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
+        spec.kernel = compile(*traced, *device);
+        if (device->is_cuda()) {
+          const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
+          const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
+          spec.gpu = gpu_prepare(
+              *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
+                        e.shared_bytes, gpu_params(spec.kernel->fn.params),
+                        op_sites(spec.kernel->fn), e.reports_errors, e.tensor_maps, e.persistent});
+        }
+        entry->spec = spec;
+        entry->ready = true;
       }
-      c.entries.emplace(key, spec);
     }
+    if (cached && env_list_has("TESSERA_CHECK", "trace"))
+      tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
   }
   CheckedLaunch checked;
   checked.label_ = spec.label;

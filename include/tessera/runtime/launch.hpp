@@ -38,6 +38,7 @@ struct LaunchArg {
   int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
   Shape tile;                            // Out
+  PartitionMark partitioned;             // Out: HandleAccess::mark() of the partition
   double scalar = 0;                     // Scalar of a floating-point dtype
   int64_t iscalar = 0;                   // Scalar of an integer or bool dtype
 };

@@ -81,6 +81,7 @@ size_t byte_size(DType dtype, const Shape& shape);
 
 class HandleInternals;
 struct NewTensor;
+struct HandleAccess;
 
 // What users can see of a handle is what it describes (dtype, shape, strides, device, how many
 // handles share its storage, which bytes it spans, as numbers): nothing here reads, writes,
@@ -155,6 +156,22 @@ class TensorHandle {
   DType dtype_ = DType::F32;
   Shape shape_, strides_;
   int64_t offset_ = 0;  // in elements
+};
+
+// Proof that a launch argument's handle is a partition's: an Out argument needs one
+// (check_launch), and only HandleAccess::mark(), given a Partition, makes one. So a hand-made
+// LaunchArg cannot make a plain tensor's handle (shared with copies, or an input's) an output:
+// it has no mark, or a mark of another handle.
+class PartitionMark {
+ public:
+  PartitionMark() = default;  // marks nothing
+  // Whether this marks `h` (a partition's handle).
+  bool marks(const TensorHandle* h) const { return handle_ != nullptr && handle_ == h; }
+
+ private:
+  friend struct HandleAccess;
+  explicit PartitionMark(const TensorHandle* h) : handle_(h) {}
+  const TensorHandle* handle_ = nullptr;
 };
 
 }  // namespace tessera::runtime
