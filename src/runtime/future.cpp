@@ -40,7 +40,7 @@ thread_local bool lost_gone = false;
 
 void LostErrors::collect(bool block) noexcept {
   std::erase_if(unfinished, [&](const std::shared_ptr<runtime::Completion>& c) {
-    if (!block && !c->ready()) return false;
+    if (!block && !c->finished()) return false;
     runtime::keep_lost_error(*c, true);
     return true;
   });
@@ -67,7 +67,7 @@ namespace runtime {
 
 void keep_lost_error_later(std::shared_ptr<Completion> done) noexcept {
   try {
-    if (!lost_gone && !done->ready()) return lost.unfinished.push_back(std::move(done));
+    if (!lost_gone && !done->finished()) return lost.unfinished.push_back(std::move(done));
   } catch (...) {  // no memory to keep it for later: wait for it now
   }
   keep_lost_error(*done, true);

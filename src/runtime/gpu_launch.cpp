@@ -43,7 +43,9 @@ namespace {
 void check_error_report(const GpuKernel& k, const void* report) {
   const cuda::LoadedKernel& l = k.loaded;
   long long bytes[cuda::kErrorReportBytes / sizeof(long long)] = {};
-  cuda::copy_device_to_host(*l.ctx, bytes, report, sizeof bytes);
+  // The launch's event has completed, so its copy of the report is final: read without waiting
+  // for the work queued after it (a chain issued meanwhile must not be stalled by this read).
+  cuda::copy_finished_to_host(*l.ctx, bytes, report, sizeof bytes);
   int flag = 0;
   std::memcpy(&flag, bytes, sizeof flag);
   if (flag == 0) return;

@@ -94,6 +94,23 @@ bool Completion::ready() const {
   return done_;
 }
 
+bool Completion::finished() const noexcept {
+  try {
+    {
+      std::lock_guard lock(mu_);
+      if (done_) return true;
+    }
+    return work_ && work_->done();
+  } catch (...) {  // the query failed (a fault): finished, and wait() will say how
+    return true;
+  }
+}
+
+bool Completion::known_succeeded() const {
+  std::lock_guard lock(mu_);
+  return done_ && !error_;
+}
+
 bool Completion::known_failed() const {
   std::lock_guard lock(mu_);
   return done_ && error_;

@@ -10,16 +10,19 @@ namespace tessera::runtime {
 
 namespace {
 
-// Whether a predecessor must still be followed: it is unfinished, or it failed (its error is the
-// follower's). Asks a GPU launch's event without waiting.
+// Nothing here asks a completion more than finished() (on a GPU, an event query): collecting a
+// GPU launch's result reads its error report from the device, which would stall the launch path.
+
+// Whether a writer must still be followed: it is not known to have succeeded. (A failed one's
+// error is the follower's; one that finished but whose result nobody collected may have failed.)
 bool still_matters(const Completion& c) {
-  return !c.ready() || c.known_failed();
+  return !c.known_succeeded();
 }
 
 // Drops the readers that finished, so that a tensor read by every launch of a long loop does not
 // collect them all. Called under the storage's lock.
 void prune_readers(std::vector<std::shared_ptr<Completion>>& readers) {
-  std::erase_if(readers, [](const std::shared_ptr<Completion>& r) { return r->ready(); });
+  std::erase_if(readers, [](const std::shared_ptr<Completion>& r) { return r->finished(); });
 }
 
 }  // namespace
@@ -32,7 +35,7 @@ Predecessors PendingAccess::predecessors(const std::vector<StorageUse>& uses) {
       p.writers.push_back(w);
     if (u.write)
       for (const std::shared_ptr<Completion>& r : u.storage->readers_)
-        if (!r->ready()) p.readers.push_back(r);
+        if (!r->finished()) p.readers.push_back(r);
   }
   return p;
 }
@@ -71,7 +74,7 @@ void PendingAccess::wait_for_all(const Storage& s) {
   for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
   if (writer) writer->wait();
   std::lock_guard lock(s.pending_mu_);
-  std::erase_if(s.readers_, [](const std::shared_ptr<Completion>& r) { return r->ready(); });
+  prune_readers(s.readers_);
 }
 
 void PendingAccess::release(const Storage& s, std::function<void()> free_memory) noexcept {
@@ -79,8 +82,8 @@ void PendingAccess::release(const Storage& s, std::function<void()> free_memory)
   // the launches' workers, which is why they are moved out rather than read in place.
   std::shared_ptr<Completion> writer = std::move(s.writer_);
   std::vector<std::shared_ptr<Completion>> readers = std::move(s.readers_);
-  std::erase_if(readers, [](const std::shared_ptr<Completion>& r) { return r->ready(); });
-  const bool pending = !readers.empty() || (writer && !writer->ready());
+  prune_readers(readers);
+  const bool pending = !readers.empty() || (writer && !writer->finished());
   if (writer) keep_lost_error_later(writer);
   if (!pending) {
     if (free_memory) free_memory();

@@ -176,6 +176,30 @@ TEST(Chain, UncheckedDataOfAPendingOutputWaitsForItsWriter) {
   EXPECT_EQ(std::vector<float>(p, p + kN), mapped(iota(kN), 2, 0));
 }
 
+// The launch path asks earlier launches whether they finished on every launch; on a GPU,
+// collecting a launch's result reads its error report from the device, which must not happen
+// there.
+class DoneWork final : public runtime::DeviceWork {
+ public:
+  explicit DoneWork(int& waits) : waits_(waits) {}
+  bool done() override { return true; }
+  void wait() override { ++waits_; }
+
+ private:
+  int& waits_;
+};
+
+TEST(Chain, AskingWhetherAnEarlierLaunchFinishedDoesNotCollectItsResult) {
+  int waits = 0;
+  const runtime::Completion c(std::make_unique<DoneWork>(waits));
+  EXPECT_TRUE(c.finished());
+  EXPECT_FALSE(c.known_succeeded());  // finished, but not known to have succeeded
+  EXPECT_EQ(waits, 0);
+  c.wait();  // collecting it is what asks the work's result
+  EXPECT_EQ(waits, 1);
+  EXPECT_TRUE(c.known_succeeded());
+}
+
 // ---- attacks through a chain -----------------------------------------------------------------
 
 const std::string kShared =

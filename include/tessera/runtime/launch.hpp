@@ -93,6 +93,12 @@ class Completion {
   void wait_quietly() const noexcept;
   // Whether the work is known to be done and to have failed (asks nothing, waits for nothing).
   bool known_failed() const;
+  // Whether the work is known to be done without an error (asks nothing, waits for nothing).
+  bool known_succeeded() const;
+  // Whether the work has finished, asked without collecting its result: a GPU launch's event is
+  // queried, but its error report is not read (that costs a copy from the device). For the
+  // launch path, which asks this of earlier launches on every launch. Never throws.
+  bool finished() const noexcept;
   // Blocks until the work is done and returns its error if no wait() has thrown it to anyone
   // yet, marking it seen; else null. Never throws: a Future's destructor calls it.
   std::exception_ptr unseen_error() const noexcept;

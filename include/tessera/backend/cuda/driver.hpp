@@ -44,6 +44,7 @@ namespace tessera::backend::cuda {
   X(cuMemcpyHtoDAsync)             \
   X(cuMemcpyDtoHAsync)             \
   X(cuMemcpyDtoDAsync)             \
+  X(cuMemcpyDtoH)                  \
   X(cuMemsetD8Async)               \
   X(cuMemsetD16Async)              \
   X(cuMemsetD32Async)              \

@@ -24,6 +24,11 @@ void copy_host_to_device(const DeviceContext& ctx, void* device_dst, const void*
                          size_t bytes);
 void copy_device_to_host(const DeviceContext& ctx, void* host_dst, const void* device_src,
                          size_t bytes);
+// A synchronous copy that is not queued on the device's stream, so it does not wait for the work
+// queued there: only for memory whose last writer is known to have finished (a launch's error
+// report, once the launch's event has completed).
+void copy_finished_to_host(const DeviceContext& ctx, void* host_dst, const void* device_src,
+                           size_t bytes);
 void copy_device_to_device(const DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 // Sets `bytes` bytes at `p` to `value`, queued on the stream (not waited for).
 void fill_bytes(const DeviceContext& ctx, void* p, unsigned char value, size_t bytes);
