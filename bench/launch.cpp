@@ -17,6 +17,7 @@
 #include "tessera/backend/cuda/module.hpp"
 #include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/runtime/gpu.hpp"
+#include "tessera/runtime/launch_profile.hpp"
 
 #include "launch_ring.hpp"
 
@@ -116,6 +117,12 @@ int main(int argc, char** argv) {
   const double timed_calls = static_cast<double>(kRounds) * calls + calls / 10 + 1;
   const double in_wait = in_step - in_launch;
 
+  // Where the launch call's host time goes: the same back-to-back launches, profiled.
+  runtime::profile_launches(true);
+  for (int i = 0; i < calls; ++i) ring.relaunch_oldest();
+  const runtime::LaunchProfile profile = runtime::take_launch_profile();
+  runtime::profile_launches(false);
+
   // A chain of 8 dependent kernels with no host wait between them (each reads the one before's
   // output; the two buffers swap roles, so each launch also writes what the one before read),
   // then one wait: per kernel. Raw: the same 8 launches on the stream, then one synchronize.
@@ -156,6 +163,10 @@ int main(int argc, char** argv) {
   std::printf("%-40s %10.2f us in the launch call, %.2f us in sync()\n",
               "  of which, on the host (mean)", in_launch / timed_calls * 1e6,
               in_wait / timed_calls * 1e6);
+  const double per = profile.launches ? 1e-3 / static_cast<double>(profile.launches) : 0;
+  std::printf("%-40s %10.2f us checks, %.2f lookup, %.2f packing, %.2f ordering + queueing\n",
+              "  the launch call, by phase (mean)", profile.checks_ns * per,
+              profile.lookup_ns * per, profile.pack_ns * per, profile.start_ns * per);
   std::printf("%-40s %10.2f us\n", "raw chain of 8, one sync (per kernel)", raw_chain);
   std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera chain of 8, one sync (per kernel)",
               safe_chain, safe_chain / raw_chain);

@@ -1,16 +1,21 @@
 #include "tessera/runtime/launch.hpp"
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/env.hpp"
 #include "tessera/runtime/gpu.hpp"
+#include "tessera/runtime/launch_profile.hpp"
+#include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
 #include "cpu_queue.hpp"
@@ -104,6 +109,10 @@ bool Completion::finished() const noexcept {
   } catch (...) {  // the query failed (a fault): finished, and wait() will say how
     return true;
   }
+}
+
+void Completion::order_on(void* stream) const {
+  if (work_ && !finished()) work_->order_on(stream);
 }
 
 bool Completion::known_succeeded() const {
@@ -300,8 +309,47 @@ std::string specialization_key(const KernelSite& site, const std::vector<LaunchA
 
 }  // namespace
 
+// ---- launch profile (launch_profile.hpp) ----------------------------------------------------
+
+namespace {
+std::atomic<bool> g_profiling{false};
+thread_local LaunchProfile t_profile;
+
+// Adds the time since the last mark to one phase, when profiling is on.
+class PhaseClock {
+ public:
+  PhaseClock() : on_(g_profiling.load(std::memory_order_relaxed)) {
+    if (on_) last_ = std::chrono::steady_clock::now();
+  }
+  void mark(uint64_t LaunchProfile::*phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    t_profile.*phase += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count());
+    last_ = now;
+  }
+  void count_launch() {
+    if (on_) ++t_profile.launches;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+};
+}  // namespace
+
+void profile_launches(bool on) {
+  g_profiling.store(on, std::memory_order_relaxed);
+  t_profile = {};
+}
+
+LaunchProfile take_launch_profile() {
+  return std::exchange(t_profile, {});
+}
+
 CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
                            const TraceFn& trace, SourceLoc call) {
+  PhaseClock clock;
   // Names are parsed only when needed: for errors and for tracing.
   std::vector<std::string> names_storage;
   auto names = [&]() -> const std::vector<std::string>& {
@@ -380,6 +428,8 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     }
   }
 
+  clock.mark(&LaunchProfile::checks_ns);
+
   // The specialization: traced and compiled once per key. On a GPU the key also holds each
   // tensor's alignment class, which the generated code relies on.
   std::vector<backend::cuda::TensorSpec> tensor_specs;
@@ -438,6 +488,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     if (cached && env_list_has("TESSERA_CHECK", "trace"))
       tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
   }
+  clock.mark(&LaunchProfile::lookup_ns);
   CheckedLaunch checked;
   checked.label_ = spec.label;
   checked.device_ = *device;
@@ -459,10 +510,12 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
   if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  clock.mark(&LaunchProfile::pack_ns);
   return checked;
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() const {
+  PhaseClock clock;
   std::vector<StorageUse> uses;
   uses.reserve(uses_.size());
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
@@ -485,11 +538,16 @@ std::shared_ptr<Completion> CheckedLaunch::start() const {
       }
     });
   } else {
-    // One stream per device: the device runs the launch after everything queued before it.
-    done = gpu_launch(*gpu_, args_, label_);
+    // On the stream of this thread's StreamScope, or the device's own; after the launches it
+    // follows, waited for on the device when they are on another stream.
+    std::vector<std::shared_ptr<Completion>> after = before.writers;
+    after.insert(after.end(), before.readers.begin(), before.readers.end());
+    done = gpu_launch(*gpu_, args_, label_, current_stream(device_), after);
     done->follow(std::move(before.writers));
   }
   PendingAccess::record(uses, done);
+  clock.mark(&LaunchProfile::start_ns);
+  clock.count_launch();
   return done;
 }
 

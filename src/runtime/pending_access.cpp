@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "cpu_queue.hpp"
+#include "gpu_streams.hpp"
 
 #include "tessera/runtime/future.hpp"
 
@@ -89,7 +90,17 @@ void PendingAccess::release(const Storage& s, std::function<void()> free_memory)
     if (free_memory) free_memory();
     return;
   }
-  if (free_memory && s.device().is_cuda()) return free_memory();  // ordered by the stream
+  if (free_memory && s.device().is_cuda()) {
+    // Freed on the device's own stream, after the launches still using the memory, waited for
+    // there on the device (they may be on other streams).
+    void* device_stream = gpu_device_stream(s.device());
+    try {
+      for (const std::shared_ptr<Completion>& r : readers) r->order_on(device_stream);
+      if (writer) writer->order_on(device_stream);
+      return free_memory();
+    } catch (...) {  // the driver refused the wait: wait on the host instead, below
+    }
+  }
   if (free_memory) {
     try {
       cpu_enqueue([readers, writer, free_memory] {

@@ -52,6 +52,9 @@ class DeviceWork {
   virtual bool done() = 0;
   // Blocks until the work has finished; throws the work's error if it failed.
   virtual void wait() = 0;
+  // Makes work queued next on `stream` (a CUstream, as void*) wait for this work, on the device.
+  // Work that is not on a GPU stream has nothing to order.
+  virtual void order_on(void* stream) { (void)stream; }
 };
 
 // Completion of a launch; shared by the futures that own the launch's arguments and by the
@@ -93,6 +96,9 @@ class Completion {
   void wait_quietly() const noexcept;
   // Whether the work is known to be done and to have failed (asks nothing, waits for nothing).
   bool known_failed() const;
+  // Makes work queued next on GPU stream `stream` wait, on the device, for this work, unless it
+  // has finished or runs on that stream already (runtime/stream.hpp).
+  void order_on(void* stream) const;
   // Whether the work is known to be done without an error (asks nothing, waits for nothing).
   bool known_succeeded() const;
   // Whether the work has finished, asked without collecting its result: a GPU launch's event is

@@ -23,13 +23,13 @@ std::string bytes_text(size_t bytes) {
 }
 }  // namespace
 
-void* device_allocate(const DeviceContext& ctx, size_t bytes) {
+void* device_allocate(const DeviceContext& ctx, size_t bytes, CUstream stream) {
   ctx.make_current();
   // A zero-byte request still gets a distinct address, as from malloc.
   const size_t n = bytes == 0 ? 1 : bytes;
   CUdeviceptr p = 0;
-  const CUresult r =
-      ctx.pool() ? driver().cuMemAllocAsync(&p, n, ctx.stream()) : driver().cuMemAlloc(&p, n);
+  const CUresult r = ctx.pool() ? driver().cuMemAllocAsync(&p, n, stream ? stream : ctx.stream())
+                                : driver().cuMemAlloc(&p, n);
   // Out of memory is the user's to handle (a smaller batch, freeing tensors): its own type,
   // naming the size and the device, like a host allocation that fails.
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
@@ -41,8 +41,9 @@ void* device_allocate(const DeviceContext& ctx, size_t bytes) {
   return reinterpret_cast<void*>(p);
 }
 
-void device_free(const DeviceContext& ctx, void* p) noexcept {
+void device_free(const DeviceContext& ctx, void* p, CUstream stream) noexcept {
   if (!p) return;
+  const CUstream queue = stream ? stream : ctx.stream();
   try {
     const DriverApi& api = driver();
     // At process exit the driver may shut down before the last tensor is dropped; the memory is
@@ -53,8 +54,8 @@ void device_free(const DeviceContext& ctx, void* p) noexcept {
     };
     if (!checked(api.cuCtxSetCurrent(ctx.context()), "cuCtxSetCurrent")) return;
     if (ctx.pool()) {
-      checked(api.cuMemFreeAsync(dptr(p), ctx.stream()), "cuMemFreeAsync");
-    } else if (checked(api.cuStreamSynchronize(ctx.stream()), "cuStreamSynchronize")) {
+      checked(api.cuMemFreeAsync(dptr(p), queue), "cuMemFreeAsync");
+    } else if (checked(api.cuStreamSynchronize(queue), "cuStreamSynchronize")) {
       // cuMemFree does not wait for queued work that may still use the memory: waited above.
       checked(api.cuMemFree(dptr(p)), "cuMemFree");
     }

@@ -33,6 +33,8 @@ namespace tessera::backend::cuda {
   X(cuCtxSetCurrent)               \
   X(cuStreamCreate)                \
   X(cuStreamSynchronize)           \
+  X(cuStreamWaitEvent)             \
+  X(cuStreamDestroy)               \
   X(cuDeviceGetDefaultMemPool)     \
   X(cuMemPoolSetAttribute)         \
   X(cuMemPoolGetAttribute)         \

@@ -12,11 +12,12 @@
 namespace tessera::backend::cuda {
 
 // `bytes` of device memory, usable by work queued on the device's stream from now on.
-void* device_allocate(const DeviceContext& ctx, size_t bytes);
+// `stream`: where the allocation is ordered (the device's own stream when null).
+void* device_allocate(const DeviceContext& ctx, size_t bytes, CUstream stream = nullptr);
 // Queues the release of `p` behind the work on the stream. Never throws: a failure (a driver
 // already shut down at process exit, a context broken by a faulted kernel) is reported on stderr
 // and the memory is left to the driver, since frees run from destructors.
-void device_free(const DeviceContext& ctx, void* p) noexcept;
+void device_free(const DeviceContext& ctx, void* p, CUstream stream = nullptr) noexcept;
 
 // Synchronous copies: queued on the stream behind earlier work, then waited for. `host` is
 // ordinary (pageable) host memory.
