@@ -72,19 +72,18 @@ void check_error_report(const GpuKernel& k, const void* report) {
 // on the stream (so never while the launch may still write it).
 class ErrorReport {
  public:
-  // Allocated and freed on the launch's stream, ordered with the launch that writes it.
-  ErrorReport(const cuda::DeviceContext& ctx, CUstream stream)
-      : ctx_(&ctx),
-        stream_(stream),
-        p_(cuda::device_allocate(ctx, cuda::kErrorReportBytes, stream)) {}
-  ~ErrorReport() { cuda::device_free(*ctx_, p_, stream_); }
+  // On the device's own stream, like tensors: a launch on another stream waits for what is
+  // queued there before it starts, and the report is freed there only after the launch's event
+  // (GpuWork's destructor). A launch's stream may be gone by then; the device's never is.
+  explicit ErrorReport(const cuda::DeviceContext& ctx)
+      : ctx_(&ctx), p_(cuda::device_allocate(ctx, cuda::kErrorReportBytes)) {}
+  ~ErrorReport() { cuda::device_free(*ctx_, p_); }
   ErrorReport(const ErrorReport&) = delete;
   ErrorReport& operator=(const ErrorReport&) = delete;
   void* get() const { return p_; }
 
  private:
   const cuda::DeviceContext* ctx_;
-  CUstream stream_;
   void* p_;
 };
 
@@ -94,6 +93,18 @@ class GpuWork final : public DeviceWork {
   GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel,
           std::unique_ptr<ErrorReport> report)
       : event_(std::move(event)), kernel_(kernel), report_(std::move(report)) {}
+  // The report is freed on the device's stream: behind this launch, if it ran on another one.
+  ~GpuWork() override {
+    if (!report_ || event_->stream() == kernel_.loaded.ctx->stream()) return;
+    try {
+      event_->make_wait(kernel_.loaded.ctx->stream());
+    } catch (...) {  // the driver refused the wait: wait here before the report is freed
+      try {
+        event_->synchronize();
+      } catch (...) {
+      }
+    }
+  }
   bool done() override { return event_->query(); }
   void wait() override {
     event_->synchronize();
@@ -184,7 +195,7 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
   const cuda::DeviceContext& ctx = *k.loaded.ctx;
   const CUstream queue = stream ? static_cast<CUstream>(stream) : ctx.stream();
   std::unique_ptr<ErrorReport> report;
-  if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(ctx, queue);
+  if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(ctx);
   // Allocations, fills, copies, frees and SIMT launches are queued on the device's own stream
   // (so is every launch without a StreamScope): a launch on another stream first waits for what
   // is queued there, which covers the memory it uses being allocated and filled.

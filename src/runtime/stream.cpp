@@ -87,6 +87,7 @@ void* current_stream(Device d) {
 void order_device_stream_after_pending(const TensorHandle& h, bool written) {
   if (h.empty() || !h.device().is_cuda()) return;
   const Predecessors before = PendingAccess::predecessors({{h.storage(), written}});
+  if (before.empty()) return;  // nothing pending: nothing to ask of the device
   void* device_stream = gpu_device_stream(h.device());
   for (const std::shared_ptr<Completion>& c : before.writers) c->order_on(device_stream);
   for (const std::shared_ptr<Completion>& c : before.readers) c->order_on(device_stream);
