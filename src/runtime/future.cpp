@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace tessera {
 
@@ -24,6 +25,12 @@ struct LostErrors {
     more = 0;
     return m;
   }
+  // Chained launches whose outputs this thread freed before they finished
+  // (keep_lost_error_later): looked at once they are done.
+  std::vector<std::shared_ptr<runtime::Completion>> unfinished;
+  // Keeps the errors of the unfinished launches that are done (all of them, waiting, if
+  // `block`).
+  void collect(bool block) noexcept;
   ~LostErrors();
 };
 thread_local LostErrors lost;
@@ -31,7 +38,16 @@ thread_local LostErrors lost;
 // static, say) prints its error instead of keeping it.
 thread_local bool lost_gone = false;
 
+void LostErrors::collect(bool block) noexcept {
+  std::erase_if(unfinished, [&](const std::shared_ptr<runtime::Completion>& c) {
+    if (!block && !c->finished()) return false;
+    runtime::keep_lost_error(*c, true);
+    return true;
+  });
+}
+
 LostErrors::~LostErrors() {
+  collect(true);
   lost_gone = true;
   if (any()) std::cerr << "tessera: at thread exit, a lost launch error: " << take() << "\n";
 }
@@ -42,13 +58,22 @@ const char* const kRemedy =
 }  // namespace
 
 void check_lost_errors() {
+  lost.collect(true);
   if (!lost.any()) return;
   throw LostLaunchError(lost.take() + kRemedy);
 }
 
 namespace runtime {
 
-void keep_lost_error(const Completion& done) noexcept {
+void keep_lost_error_later(std::shared_ptr<Completion> done) noexcept {
+  try {
+    if (!lost_gone && !done->finished()) return lost.unfinished.push_back(std::move(done));
+  } catch (...) {  // no memory to keep it for later: wait for it now
+  }
+  keep_lost_error(*done, true);
+}
+
+void keep_lost_error(const Completion& done, bool freed) noexcept {
   std::exception_ptr error = done.unseen_error();
   if (!error) return;
   try {
@@ -75,8 +100,10 @@ void keep_lost_error(const Completion& done) noexcept {
       what = "an exception that is not a std::exception";
     }
     lost.first = detail::cat("a launch of ", done.label().empty() ? "a kernel" : done.label(),
-                             " failed, and its Future was destroyed without sync() or wait(), so "
-                             "nobody saw its error: \"",
+                             freed ? " failed, and its Future was chained and the memory it "
+                                     "wrote freed unread, so nobody saw its error: \""
+                                   : " failed, and its Future was destroyed without sync() or "
+                                     "wait(), so nobody saw its error: \"",
                              what, "\"");
   } catch (...) {  // no memory for the text: still count it
     if (!lost_gone) ++lost.more;
@@ -84,6 +111,7 @@ void keep_lost_error(const Completion& done) noexcept {
 }
 
 void refuse_launch_if_an_error_was_lost() {
+  if (!lost.unfinished.empty()) lost.collect(false);
   if (!lost.any()) return;
   throw LostLaunchError(lost.take() +
                         ". This launch was refused before it took its arguments, which the "

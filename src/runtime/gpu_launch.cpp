@@ -33,6 +33,12 @@ class GpuKernel {
   std::vector<cuda::KernelParam> params;
   cuda::LaunchConfig config;
   std::vector<std::pair<SourceLoc, std::string>> op_sites;
+  // A kernel with an error report writes it in its module, shared by all its launches: two of
+  // them running at once on two streams could mix their errors. So a launch of such a kernel on
+  // another stream than the one before it waits for that one, on the device.
+  mutable std::mutex order_mu;
+  mutable std::shared_ptr<Completion> last_launch;
+  mutable void* last_stream = nullptr;
 };
 
 namespace {
@@ -43,7 +49,9 @@ namespace {
 void check_error_report(const GpuKernel& k, const void* report) {
   const cuda::LoadedKernel& l = k.loaded;
   long long bytes[cuda::kErrorReportBytes / sizeof(long long)] = {};
-  cuda::copy_device_to_host(*l.ctx, bytes, report, sizeof bytes);
+  // The launch's event has completed, so its copy of the report is final: read without waiting
+  // for the work queued after it (a chain issued meanwhile must not be stalled by this read).
+  cuda::copy_finished_to_host(*l.ctx, bytes, report, sizeof bytes);
   int flag = 0;
   std::memcpy(&flag, bytes, sizeof flag);
   if (flag == 0) return;
@@ -64,6 +72,9 @@ void check_error_report(const GpuKernel& k, const void* report) {
 // on the stream (so never while the launch may still write it).
 class ErrorReport {
  public:
+  // On the device's own stream, like tensors: a launch on another stream waits for what is
+  // queued there before it starts, and the report is freed there only after the launch's event
+  // (GpuWork's destructor). A launch's stream may be gone by then; the device's never is.
   explicit ErrorReport(const cuda::DeviceContext& ctx)
       : ctx_(&ctx), p_(cuda::device_allocate(ctx, cuda::kErrorReportBytes)) {}
   ~ErrorReport() { cuda::device_free(*ctx_, p_); }
@@ -82,11 +93,24 @@ class GpuWork final : public DeviceWork {
   GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel,
           std::unique_ptr<ErrorReport> report)
       : event_(std::move(event)), kernel_(kernel), report_(std::move(report)) {}
+  // The report is freed on the device's stream: behind this launch, if it ran on another one.
+  ~GpuWork() override {
+    if (!report_ || event_->stream() == kernel_.loaded.ctx->stream()) return;
+    try {
+      event_->make_wait(kernel_.loaded.ctx->stream());
+    } catch (...) {  // the driver refused the wait: wait here before the report is freed
+      try {
+        event_->synchronize();
+      } catch (...) {
+      }
+    }
+  }
   bool done() override { return event_->query(); }
   void wait() override {
     event_->synchronize();
     if (report_) check_error_report(kernel_, report_->get());
   }
+  void order_on(void* stream) override { event_->make_wait(static_cast<CUstream>(stream)); }
 
  private:
   std::unique_ptr<cuda::Event> event_;
@@ -166,14 +190,32 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
 }
 
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
-                                       std::shared_ptr<const std::string> label) {
+                                       std::shared_ptr<const std::string> label, void* stream,
+                                       const std::vector<std::shared_ptr<Completion>>& after) {
+  const cuda::DeviceContext& ctx = *k.loaded.ctx;
+  const CUstream queue = stream ? static_cast<CUstream>(stream) : ctx.stream();
   std::unique_ptr<ErrorReport> report;
-  if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(*k.loaded.ctx);
+  if (k.loaded.error_flag) report = std::make_unique<ErrorReport>(ctx);
+  // Allocations, fills, copies, frees and SIMT launches are queued on the device's own stream
+  // (so is every launch without a StreamScope): a launch on another stream first waits for what
+  // is queued there, which covers the memory it uses being allocated and filled.
+  if (queue != ctx.stream()) cuda::Event(ctx).make_wait(queue);
+  for (const std::shared_ptr<Completion>& c : after) c->order_on(queue);
+  std::unique_lock order(k.order_mu, std::defer_lock);
+  if (k.loaded.error_flag) {
+    order.lock();
+    if (k.last_launch && k.last_stream != queue) k.last_launch->order_on(queue);
+  }
   std::unique_ptr<cuda::Event> event =
-      cuda::launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr);
+      cuda::launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue);
   try {
-    return std::make_shared<Completion>(
+    auto done = std::make_shared<Completion>(
         std::make_unique<GpuWork>(std::move(event), k, std::move(report)), std::move(label));
+    if (order.owns_lock()) {
+      k.last_launch = done;
+      k.last_stream = queue;
+    }
+    return done;
   } catch (...) {  // the kernel runs: let it finish before the caller gets its arguments back
     if (event) try {
         event->synchronize();

@@ -1,19 +1,26 @@
 #include "tessera/runtime/launch.hpp"
 
+#include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/env.hpp"
 #include "tessera/runtime/gpu.hpp"
+#include "tessera/runtime/launch_profile.hpp"
+#include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "cpu_queue.hpp"
 #include "handle_internals.hpp"
+#include "pending_access.hpp"
 
 namespace tessera::runtime {
 
@@ -25,13 +32,48 @@ const std::string& Completion::label() const {
 }
 
 void Completion::mark_done(std::exception_ptr error) const {
+  std::vector<std::shared_ptr<Completion>> writers;  // released outside the lock
   {
     std::lock_guard lock(mu_);
     if (done_) return;
     done_ = true;
     error_ = std::move(error);
+    writers.swap(writers_);
   }
   cv_.notify_all();
+}
+
+void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
+  std::lock_guard lock(mu_);
+  writers_ = std::move(writers);
+}
+
+std::exception_ptr Completion::predecessor_error() const noexcept {
+  std::vector<std::shared_ptr<Completion>> writers;
+  {
+    std::lock_guard lock(mu_);
+    writers = writers_;
+  }
+  for (const std::shared_ptr<Completion>& w : writers) {
+    try {
+      w->wait();
+    } catch (const std::exception& e) {
+      try {
+        fail<LaunchError>(label().empty() ? "a launch" : label(), " was ordered after a launch of ",
+                          w->label().empty() ? "a kernel" : w->label(),
+                          " that writes memory it reads or writes, and that launch failed, so "
+                          "this one's results hold nothing valid: \"",
+                          e.what(),
+                          "\". Fix the first launch, or wait() for it before launching work "
+                          "that uses its results");
+      } catch (...) {
+        return std::current_exception();
+      }
+    } catch (...) {
+      return std::current_exception();
+    }
+  }
+  return nullptr;
 }
 
 void Completion::settle(bool block) const {
@@ -45,7 +87,7 @@ void Completion::settle(bool block) const {
     // kernel's error report) are collected: a poll must not skip them.
     if (!block && !work_->done()) return;
     work_->wait();
-    mark_done(nullptr);
+    mark_done(predecessor_error());
   } catch (...) {
     mark_done(std::current_exception());
   }
@@ -57,6 +99,32 @@ bool Completion::ready() const {
   return done_;
 }
 
+bool Completion::finished() const noexcept {
+  try {
+    {
+      std::lock_guard lock(mu_);
+      if (done_) return true;
+    }
+    return work_ && work_->done();
+  } catch (...) {  // the query failed (a fault): finished, and wait() will say how
+    return true;
+  }
+}
+
+void Completion::order_on(void* stream) const {
+  if (work_ && !finished()) work_->order_on(stream);
+}
+
+bool Completion::known_succeeded() const {
+  std::lock_guard lock(mu_);
+  return done_ && !error_;
+}
+
+bool Completion::known_failed() const {
+  std::lock_guard lock(mu_);
+  return done_ && error_;
+}
+
 void Completion::wait() const {
   if (work_) settle(true);
   std::unique_lock lock(mu_);
@@ -64,6 +132,15 @@ void Completion::wait() const {
   if (error_) {
     seen_ = true;
     std::rethrow_exception(error_);
+  }
+}
+
+void Completion::wait_quietly() const noexcept {
+  try {
+    if (work_) settle(true);
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
+  } catch (...) {  // a broken mutex: nothing to wait with
   }
 }
 
@@ -140,9 +217,18 @@ struct Specialization {
   std::shared_ptr<const GpuKernel> gpu;
 };
 
+// One entry per key, made on first use. The cache's lock is held only to find or add an entry;
+// the entry's own lock is held while its specialization is traced and compiled, so a cold
+// compile (an NVRTC run may take seconds) stalls only the launches that need that
+// specialization, never the launches of other kernels, on any thread.
+struct CacheEntry {
+  std::mutex mu;
+  bool ready = false;  // spec is built; a failed build leaves it unset, to be tried again
+  Specialization spec;
+};
 struct SpecializationCache {
   std::mutex mu;
-  std::unordered_map<std::string, Specialization> entries;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> entries;
 };
 SpecializationCache& cache() {
   static SpecializationCache c;
@@ -223,8 +309,47 @@ std::string specialization_key(const KernelSite& site, const std::vector<LaunchA
 
 }  // namespace
 
+// ---- launch profile (launch_profile.hpp) ----------------------------------------------------
+
+namespace {
+std::atomic<bool> g_profiling{false};
+thread_local LaunchProfile t_profile;
+
+// Adds the time since the last mark to one phase, when profiling is on.
+class PhaseClock {
+ public:
+  PhaseClock() : on_(g_profiling.load(std::memory_order_relaxed)) {
+    if (on_) last_ = std::chrono::steady_clock::now();
+  }
+  void mark(uint64_t LaunchProfile::*phase) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    t_profile.*phase += static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count());
+    last_ = now;
+  }
+  void count_launch() {
+    if (on_) ++t_profile.launches;
+  }
+
+ private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_;
+};
+}  // namespace
+
+void profile_launches(bool on) {
+  g_profiling.store(on, std::memory_order_relaxed);
+  t_profile = {};
+}
+
+LaunchProfile take_launch_profile() {
+  return std::exchange(t_profile, {});
+}
+
 CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
                            const TraceFn& trace, SourceLoc call) {
+  PhaseClock clock;
   // Names are parsed only when needed: for errors and for tracing.
   std::vector<std::string> names_storage;
   auto names = [&]() -> const std::vector<std::string>& {
@@ -254,6 +379,15 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
                   " but earlier arguments are on ", device->str(),
                   "; move it with .to(device) first");
   }
+
+  // An output is a partition's handle (its only one), never a handle made into an output by hand.
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].kind == ir::ParamKind::Out && !args[i].partitioned.marks(args[i].tensor))
+      fail_at<OwnershipError>(call, "kernel '", site.name,
+                              "': ", describe(names(), i, ir::ParamKind::Out),
+                              " is not a partition's handle; an output is written tile by tile "
+                              "only through a partition, std::move(t).partition(tile), which "
+                              "needs the only handle to its storage");
 
   // The grid comes from the Out partitions, which must agree.
   Shape grid;
@@ -294,6 +428,8 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     }
   }
 
+  clock.mark(&LaunchProfile::checks_ns);
+
   // The specialization: traced and compiled once per key. On a GPU the key also holds each
   // tensor's alignment class, which the generated code relies on.
   std::vector<backend::cuda::TensorSpec> tensor_specs;
@@ -305,9 +441,14 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   Specialization spec;
   {
     const std::string key = specialization_key(site, args, *device, tensor_specs);
-    SpecializationCache& c = cache();
-    std::lock_guard lock(c.mu);
-    auto it = c.entries.find(key);
+    std::shared_ptr<CacheEntry> entry;
+    {
+      SpecializationCache& c = cache();
+      std::lock_guard lock(c.mu);
+      std::shared_ptr<CacheEntry>& e = c.entries[key];
+      if (!e) e = std::make_shared<CacheEntry>();
+      entry = e;
+    }
     auto params = [&] {
       std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
@@ -317,30 +458,37 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
       }
       return ps;
     };
-    if (it != c.entries.end()) {
-      spec = it->second;
-      if (env_list_has("TESSERA_CHECK", "trace"))
-        tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
-    } else {
-      // Traced twice: a body whose trace is not a function of the key is refused here.
-      auto traced =
-          std::make_shared<const ir::Function>(tile::trace_twice([&] { return trace(params()); }));
-      spec.traced = traced;
-      spec.label = std::make_shared<const std::string>(
-          detail::cat("kernel '", site.name, "'",
-                      site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
-      spec.kernel = compile(*traced, *device);
-      if (device->is_cuda()) {
-        const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
-        const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-        spec.gpu = gpu_prepare(
-            *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
-                      e.shared_bytes, gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
-                      e.reports_errors, e.tensor_maps, e.blocks_per_sm});
+    bool cached = false;
+    {
+      std::lock_guard lock(entry->mu);
+      if (entry->ready) {
+        spec = entry->spec;
+        cached = true;
+      } else {
+        // Traced twice: a body whose trace is not a function of the key is refused here.
+        auto traced = std::make_shared<const ir::Function>(
+            tile::trace_twice([&] { return trace(params()); }));
+        spec.traced = traced;
+        spec.label = std::make_shared<const std::string>(
+            detail::cat("kernel '", site.name, "'",
+                        site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
+        spec.kernel = compile(*traced, *device);
+        if (device->is_cuda()) {
+          const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
+          const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
+          spec.gpu = gpu_prepare(
+              *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
+                        e.shared_bytes, gpu_params(spec.kernel->fn.params),
+                        op_sites(spec.kernel->fn), e.reports_errors, e.tensor_maps, e.blocks_per_sm});
+        }
+        entry->spec = spec;
+        entry->ready = true;
       }
-      c.entries.emplace(key, spec);
     }
+    if (cached && env_list_has("TESSERA_CHECK", "trace"))
+      tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
   }
+  clock.mark(&LaunchProfile::lookup_ns);
   CheckedLaunch checked;
   checked.label_ = spec.label;
   checked.device_ = *device;
@@ -348,8 +496,10 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   checked.gpu_ = spec.gpu;
   backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = grid;
+  checked.uses_.reserve(args.size());
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
+    if (a.tensor) checked.uses_.emplace_back(a.tensor->storage(), a.kind == ir::ParamKind::Out);
     if (a.tensor)
       v.tensor = backend::TensorArg{HandleInternals::data(*a.tensor), a.tensor->dtype(),
                                     a.tensor->shape(), a.tensor->strides()};
@@ -360,21 +510,45 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
   if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  clock.mark(&LaunchProfile::pack_ns);
   return checked;
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() const {
+  PhaseClock clock;
+  std::vector<StorageUse> uses;
+  uses.reserve(uses_.size());
+  for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
+  Predecessors before = PendingAccess::predecessors(uses);
+  std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
-    auto done = std::make_shared<Completion>(label_);
-    try {
-      backend::cpu::run(kernel_->fn, args_);
-      done->finish();
-    } catch (...) {
-      done->finish(std::current_exception());
-    }
-    return done;
+    done = std::make_shared<Completion>(label_);
+    done->follow(std::move(before.writers));
+    // The job waits for the readers it follows (they only have to finish), then for the writers
+    // (whose failure is this launch's), then runs. The kernel and the argument values travel with
+    // it; the storages stay alive since each one waits for its launches before it is freed.
+    cpu_enqueue([kernel = kernel_, args = args_, readers = std::move(before.readers), done] {
+      for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+      if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
+      try {
+        backend::cpu::run(kernel->fn, args);
+        done->finish();
+      } catch (...) {
+        done->finish(std::current_exception());
+      }
+    });
+  } else {
+    // On the stream of this thread's StreamScope, or the device's own; after the launches it
+    // follows, waited for on the device when they are on another stream.
+    std::vector<std::shared_ptr<Completion>> after = before.writers;
+    after.insert(after.end(), before.readers.begin(), before.readers.end());
+    done = gpu_launch(*gpu_, args_, label_, current_stream(device_), after);
+    done->follow(std::move(before.writers));
   }
-  return gpu_launch(*gpu_, args_, label_);
+  PendingAccess::record(uses, done);
+  clock.mark(&LaunchProfile::start_ns);
+  clock.count_launch();
+  return done;
 }
 
 void fail_scalar_narrowing(const KernelSite& site, size_t index, size_t count,

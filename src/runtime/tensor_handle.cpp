@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "tessera/backend/cpu/elements.hpp"
 #include "tessera/core/checked.hpp"
 #include "tessera/runtime/gpu.hpp"
+
+#include "pending_access.hpp"
 
 namespace tessera::runtime {
 
@@ -20,7 +23,8 @@ size_t byte_size(DType dtype, const Shape& shape) {
   const std::optional<int64_t> bytes = checked_mul(n, static_cast<int64_t>(dtype_size(dtype)));
   if (!bytes)
     fail<UsageError>("a ", dtype_name(dtype), " tensor of shape ", to_string(shape), " holds ", n,
-                     " elements of ", dtype_size(dtype), " bytes, more bytes than a 64-bit size "
+                     " elements of ", dtype_size(dtype),
+                     " bytes, more bytes than a 64-bit size "
                      "holds; use smaller extents");
   return static_cast<size_t>(*bytes);
 }
@@ -31,8 +35,10 @@ Storage::Storage(Device device, size_t bytes) : device_(device), bytes_(bytes) {
   void* data = nullptr;
   if (padded) {
     const size_t rounded = std::max(kAlign, *padded / kAlign * kAlign);
-    if (device.is_cpu()) data = std::aligned_alloc(kAlign, rounded);
-    else data = gpu_allocate(device, rounded);  // a driver OOM is an OutOfMemoryError there
+    if (device.is_cpu())
+      data = std::aligned_alloc(kAlign, rounded);
+    else
+      data = gpu_allocate(device, rounded);  // a driver OOM is an OutOfMemoryError there
   }
   if (!data)
     fail<OutOfMemoryError>("out of memory: ", bytes, " bytes could not be allocated on ",
@@ -44,9 +50,27 @@ Storage::Storage(Device device, void* data, size_t bytes)
     : device_(device), data_(data), bytes_(bytes), owned_(false) {}
 
 Storage::~Storage() {
-  if (!owned_ || !data_) return;
-  if (device_.is_cpu()) std::free(data_);
-  else gpu_free(device_, data_);
+  // Launches may still use the memory (a chain's intermediate result is dropped while the
+  // launches that write and read it are queued): it is freed behind them.
+  std::function<void()> free_memory;
+  if (owned_ && data_) {
+    try {
+      free_memory = [device = device_, data = data_] {
+        if (device.is_cpu())
+          std::free(data);
+        else
+          gpu_free(device, data);
+      };
+    } catch (...) {  // no memory for the closure: wait for the launches, then free
+      PendingAccess::release(*this, nullptr);
+      if (device_.is_cpu())
+        std::free(data_);
+      else
+        gpu_free(device_, data_);
+      return;
+    }
+  }
+  PendingAccess::release(*this, std::move(free_memory));
 }
 
 TensorHandle::TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
@@ -134,13 +158,19 @@ void* TensorHandle::data() const {
 
 void* TensorHandle::escape() const {
   void* p = data();
+  // The caller may read or write through the pointer at once: pending launches finish first.
+  PendingAccess::wait_for_all(*storage_);
   storage_->escaped_.store(true, std::memory_order_relaxed);
   return p;
 }
 
-uintptr_t TensorHandle::address() const { return reinterpret_cast<uintptr_t>(data()); }
+uintptr_t TensorHandle::address() const {
+  return reinterpret_cast<uintptr_t>(data());
+}
 
-bool TensorHandle::contiguous() const { return strides_ == row_major_strides(shape_); }
+bool TensorHandle::contiguous() const {
+  return strides_ == row_major_strides(shape_);
+}
 
 std::pair<uintptr_t, uintptr_t> TensorHandle::byte_range() const {
   const uintptr_t base = address();
@@ -188,6 +218,7 @@ void for_each_offset(const Shape& shape, const Shape& strides, F&& f) {
 
 void TensorHandle::write_from_host(const void* src) {
   check_alive();
+  PendingAccess::wait_for_all(*storage_);
   const size_t es = dtype_size(dtype_);
   const size_t bytes = static_cast<size_t>(numel()) * es;
   if (device().is_cpu()) {
@@ -199,13 +230,15 @@ void TensorHandle::write_from_host(const void* src) {
     return;
   }
   if (!contiguous())
-    fail<UsageError>("writing host data into a strided view of a GPU tensor is not supported; "
-                     "write the whole tensor, or a contiguous slice of it");
+    fail<UsageError>(
+        "writing host data into a strided view of a GPU tensor is not supported; "
+        "write the whole tensor, or a contiguous slice of it");
   gpu_copy_to_device(device(), data(), src, bytes);
 }
 
 void TensorHandle::read_to_host(void* dst) const {
   check_alive();
+  PendingAccess::wait_for_writer(*storage_);
   const size_t es = dtype_size(dtype_);
   const size_t bytes = static_cast<size_t>(numel()) * es;
   if (device().is_cpu()) {
@@ -239,6 +272,7 @@ TensorHandle TensorHandle::copy_to(Device target) const {
 
 void TensorHandle::fill(double value) {
   check_alive();
+  PendingAccess::wait_for_all(*storage_);
   const size_t es = dtype_size(dtype_);
   if (device().is_cuda() && contiguous()) {
     // On the GPU itself: a 1 GiB fill through the host would cost a host buffer and a copy.
@@ -267,7 +301,8 @@ Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc) {
                             " handles share it (copies, views, or launches still reading it); "
                             "drop the other handles, or sync the launches, first");
   if (h.storage()->escaped())
-    fail_at<OwnershipError>(loc, "partition() needs the only handle to the tensor's storage, but "
+    fail_at<OwnershipError>(loc,
+                            "partition() needs the only handle to the tensor's storage, but "
                             "its address was handed out by unchecked_data(), and a raw pointer "
                             "is a handle the checks cannot count; kernels may read this tensor "
                             "but not write it: partition a copy instead, "

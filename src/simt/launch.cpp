@@ -3,6 +3,7 @@
 #include "tessera/simt/launch.hpp"
 
 #include "tessera/core/error.hpp"
+#include "tessera/runtime/stream.hpp"
 
 #include "../runtime/handle_internals.hpp"
 
@@ -49,6 +50,9 @@ void* bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHand
                          "handed out by unchecked_data(), and a raw pointer is a handle the "
                          "checks cannot count; kernels may read this tensor but not write it: "
                          "pass a copy instead, t.to(t.device()).");
+  // SIMT launches go to the device's own stream and are not in the storage tracking: the stream
+  // waits, on the device, for the tile launches on other streams that this argument must follow.
+  runtime::order_device_stream_after_pending(h, written);
   if (span_rank == 2) {
     if (h.rank() != 2)
       fail<UsageError>("kernel '", t.kernel, "': parameter ", p,

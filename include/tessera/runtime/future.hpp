@@ -19,6 +19,7 @@
 
 #include <exception>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "tessera/core/error.hpp"
@@ -32,8 +33,13 @@ void check_lost_errors();
 
 namespace runtime {
 // Keeps `done`'s error on this thread if it failed and nobody has seen the error (waits first).
-// Never throws: a Future's destructor calls it.
-void keep_lost_error(const Completion& done) noexcept;
+// `freed`: the launch's Future was chained, and the error is lost because the memory it wrote
+// was freed unread. Never throws: a Future's destructor calls it.
+void keep_lost_error(const Completion& done, bool freed = false) noexcept;
+// The same for a chained launch whose output is freed while the launch may still run: kept
+// without waiting, and looked at (as keep_lost_error(done, true)) once the launch is done, at the
+// thread's next launch, or by check_lost_errors(), which waits for it. Never throws.
+void keep_lost_error_later(std::shared_ptr<Completion> done) noexcept;
 // At the start of a launch: throws the LostLaunchError this thread holds, saying that the launch
 // was refused before it took its arguments.
 void refuse_launch_if_an_error_was_lost();
@@ -67,6 +73,28 @@ class [[nodiscard]] Future {
   }
   // The same future, kept to be waited on later; it keeps owning the arguments.
   Future async() && { return std::move(*this); }
+  // Hands the arguments back at once, without waiting: the work may still be running. Every
+  // later use of them is ordered after it by the runtime, not by the host: a launch that reads
+  // or writes them runs after this work (on the CPU backend's workers, or in the device's stream
+  // order), a host read (to_vector(), to()) waits for it, and their memory outlives it. So a
+  // pipeline is issued back to back:
+  //   auto [h, x1] = norm(std::move(hp), x).chain();
+  //   auto [y, h1] = gemm(std::move(yp), std::move(h).unpartition()).chain();
+  // The ownership rules still hold at each step (an output is still one partition, an input
+  // still one more handle). If this work fails, a launch that uses what it wrote fails with a
+  // LaunchError that quotes its error, a host read of it throws its error, and if nothing asks,
+  // the error is kept as a lost one when the memory it wrote is freed (check_lost_errors()).
+  Args chain() && {
+    alive();
+    done_.reset();  // the storages the work uses keep its completion (tensor_handle.hpp)
+    return std::move(args_);
+  }
+  // Calls f with the arguments at once, as chain() hands them back, and returns what f returns
+  // (typically the next launch's Future): f's launches are ordered after this work.
+  template <class F>
+  auto then(F&& f) && {
+    return std::apply(std::forward<F>(f), std::move(*this).chain());
+  }
   bool ready() const { return alive().ready(); }
   // Waits; throws the error of the work, if it failed (which then counts as seen).
   void wait() const { alive().wait(); }
@@ -76,8 +104,8 @@ class [[nodiscard]] Future {
   const runtime::Completion& alive() const {
     if (!done_)
       fail<OwnershipError>(
-          "this Future was moved from or already synced, and owns nothing; use "
-          "the arguments its sync() returned");
+          "this Future was moved from, synced or chained, and owns nothing; use the "
+          "arguments its sync() or chain() returned");
     return *done_;
   }
   void release() noexcept {

@@ -100,7 +100,12 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args);
 // report of this launch only (a BoundsError at the user's line), or BackendError if the kernel
 // faulted. Throws LaunchError before anything runs when the launch does not fit the device, and
 // BackendError when the driver refuses it.
+// `stream` (a CUstream, as void*; null for the device's own stream) is where it is queued, after
+// the work queued on the device's own stream so far (allocations, fills, copies) and after the
+// launches in `after` (those it must follow: runtime/stream.hpp), each waited for on the device.
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
-                                       std::shared_ptr<const std::string> label = nullptr);
+                                       std::shared_ptr<const std::string> label = nullptr,
+                                       void* stream = nullptr,
+                                       const std::vector<std::shared_ptr<Completion>>& after = {});
 
 }  // namespace tessera::runtime

@@ -162,7 +162,10 @@ LaunchArg describe_argument([[maybe_unused]] const KernelSite& site, [[maybe_unu
           static_cast<std::conditional_t<std::is_arithmetic_v<T>, T, float>>(v));
   } else {
     arg.tensor = &HandleAccess::of(a);
-    if constexpr (Traits::kind == ir::ParamKind::Out) arg.tile = a.tile_shape();
+    if constexpr (Traits::kind == ir::ParamKind::Out) {
+      arg.tile = a.tile_shape();
+      arg.partitioned = HandleAccess::mark(a);
+    }
   }
   return arg;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/backend/launch_args.hpp"
@@ -37,6 +38,7 @@ struct LaunchArg {
   int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
   Shape tile;                            // Out
+  PartitionMark partitioned;             // Out: HandleAccess::mark() of the partition
   double scalar = 0;                     // Scalar of a floating-point dtype
   int64_t iscalar = 0;                   // Scalar of an integer or bool dtype
 };
@@ -50,12 +52,20 @@ class DeviceWork {
   virtual bool done() = 0;
   // Blocks until the work has finished; throws the work's error if it failed.
   virtual void wait() = 0;
+  // Makes work queued next on `stream` (a CUstream, as void*) wait for this work, on the device.
+  // Work that is not on a GPU stream has nothing to order.
+  virtual void order_on(void* stream) { (void)stream; }
 };
 
-// Completion of a launch; shared by the futures that own the launch's arguments. Either finished
-// by finish() (the CPU backend runs synchronously), or made with the DeviceWork it waits for (a
-// GPU launch returns at once, and an error of the kernel surfaces at wait()). `label` names the
-// launch in an error nobody asked for (future.hpp): "kernel 'add' (defined at add.cpp:12)".
+// Completion of a launch; shared by the futures that own the launch's arguments and by the
+// storages the launch uses (tensor_handle.hpp). Either finished by finish() (a CPU-backend launch,
+// run by a worker thread), or made with the DeviceWork it waits for (a GPU launch returns at once,
+// and an error of the kernel surfaces at wait()). `label` names the launch in an error nobody
+// asked for (future.hpp): "kernel 'add' (defined at add.cpp:12)".
+//
+// A launch ordered after others (it reads or overwrites what they write: follow()) fails if one of
+// them failed: its inputs, or the outputs it would partly overwrite, hold nothing valid. Its
+// error is then a LaunchError that names both launches and quotes the first one's error.
 class Completion {
  public:
   Completion() = default;
@@ -71,9 +81,30 @@ class Completion {
       : Completion(std::move(work), std::make_shared<const std::string>(std::move(label))) {}
   // Marks the work done, with its error if any; the first call wins.
   void finish(std::exception_ptr error = nullptr) { mark_done(std::move(error)); }
+  // Makes the launches in `writers` (which write memory this launch reads or writes) this
+  // launch's predecessors: their failure becomes its failure. Called once, before the work can
+  // finish.
+  void follow(std::vector<std::shared_ptr<Completion>> writers);
+  // Waits for the predecessors; the LaunchError this launch fails with if one of them failed
+  // (counting that one's error as seen), else null. Never throws.
+  std::exception_ptr predecessor_error() const noexcept;
   bool ready() const;
   // Blocks until the work is done; rethrows its error (every time it is asked).
   void wait() const;
+  // Blocks until the work is done, without throwing its error or counting it as seen: for a
+  // launch that must only run after this one. Never throws.
+  void wait_quietly() const noexcept;
+  // Whether the work is known to be done and to have failed (asks nothing, waits for nothing).
+  bool known_failed() const;
+  // Makes work queued next on GPU stream `stream` wait, on the device, for this work, unless it
+  // has finished or runs on that stream already (runtime/stream.hpp).
+  void order_on(void* stream) const;
+  // Whether the work is known to be done without an error (asks nothing, waits for nothing).
+  bool known_succeeded() const;
+  // Whether the work has finished, asked without collecting its result: a GPU launch's event is
+  // queried, but its error report is not read (that costs a copy from the device). For the
+  // launch path, which asks this of earlier launches on every launch. Never throws.
+  bool finished() const noexcept;
   // Blocks until the work is done and returns its error if no wait() has thrown it to anyone
   // yet, marking it seen; else null. Never throws: a Future's destructor calls it.
   std::exception_ptr unseen_error() const noexcept;
@@ -92,6 +123,9 @@ class Completion {
   mutable bool done_ = false;
   mutable bool seen_ = false;  // a wait() has thrown the error to a caller
   mutable std::exception_ptr error_;
+  // The predecessors (follow()); dropped once the work is done, so that a long chain of launches
+  // does not keep every earlier launch alive.
+  mutable std::vector<std::shared_ptr<Completion>> writers_;
 };
 
 // Traces the kernel body; called with parameters already described (names, kinds, dtypes, ranks,
@@ -104,9 +138,12 @@ using TraceFn = std::function<ir::Function(std::vector<ir::Param>)>;
 // check_launch() returned, and before start().
 class CheckedLaunch {
  public:
-  // Starts the work. Throws only what no check can know beforehand: the driver refusing the
-  // launch, or no memory for its error report. The work's own errors (an unpadded load outside
-  // its tensor) surface at the Completion's wait(), on every backend.
+  // Starts the work, ordered after the earlier launches that use the same storages (a read after
+  // their write, a write after their reads and write), without waiting for them on the host: on
+  // the CPU a worker thread runs it once they are done, on a GPU the device orders it. Throws
+  // only what no check can know beforehand: the driver refusing the launch, or no memory for its
+  // error report. The work's own errors (an unpadded load outside its tensor), and the failure of
+  // a launch it follows, surface at the Completion's wait(), on every backend.
   std::shared_ptr<Completion> start() const;
 
  private:
@@ -118,6 +155,10 @@ class CheckedLaunch {
   std::shared_ptr<const CompiledKernel> kernel_;
   std::shared_ptr<const GpuKernel> gpu_;  // on a GPU
   backend::LaunchArgs args_;
+  // The storages the launch reads and writes, in parameter order: what orders it after earlier
+  // launches (src/runtime/pending_access.hpp). The caller's arguments keep them alive until the
+  // launch has started and its Future holds them.
+  std::vector<std::pair<const Storage*, bool>> uses_;  // (storage, written)
 };
 
 // Validates the launch (arguments alive, ranks, devices, grids, overlaps, the device's limits),

@@ -32,6 +32,11 @@ struct HandleAccess {
   static const TensorHandle& of(const X& x) {
     return x.handle_;
   }
+  // The mark that lets a partition's handle be a launch's output (PartitionMark).
+  template <Element T, int R>
+  static PartitionMark mark(const Partition<T, R>& p) {
+    return PartitionMark(&p.handle_);
+  }
 };
 // Makes tensors over memory another library lent through DLPack (dlpack.hpp): the handle it wraps
 // is a fresh one over borrowed storage, never an existing tensor's.
@@ -41,8 +46,8 @@ struct DLPackTensors;
 struct NewTensor {
   template <class X>
   static X allocated(Shape shape, Device device, SourceLoc loc) {
-    return X(TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device,
-                                    loc));
+    return X(
+        TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc));
   }
   template <class X>
   static X filled(Shape shape, double value, Device device, SourceLoc loc) {
@@ -53,8 +58,7 @@ struct NewTensor {
   }
   // `src` holds numel(shape) elements, row-major.
   template <class X>
-  static X copied(const typename X::element_type* src, Shape shape, Device device,
-                  SourceLoc loc) {
+  static X copied(const typename X::element_type* src, Shape shape, Device device, SourceLoc loc) {
     TensorHandle h =
         TensorHandle::allocate(dtype_v<typename X::element_type>, std::move(shape), device, loc);
     h.write_from_host(src);
@@ -63,8 +67,8 @@ struct NewTensor {
   template <class X>
   static X wrapping_unchecked(typename X::element_type* data, Shape shape, Device device,
                               SourceLoc loc) {
-    return X(TensorHandle::wrap_unowned(dtype_v<typename X::element_type>, std::move(shape),
-                                        device, static_cast<void*>(data), loc));
+    return X(TensorHandle::wrap_unowned(dtype_v<typename X::element_type>, std::move(shape), device,
+                                        static_cast<void*>(data), loc));
   }
 };
 }  // namespace runtime
@@ -78,13 +82,12 @@ class Tensor {
   Tensor() = default;  // empty: holds nothing, like a moved-from tensor
   // A dynamic-rank tensor from a static-rank one (shares the storage).
   template <int R2>
-    requires(R == kDynamicRank && R2 != kDynamicRank)
-  Tensor(const Tensor<T, R2>& other) : handle_(other.handle_) {}  // NOLINT
+  requires(R == kDynamicRank && R2 != kDynamicRank) Tensor(const Tensor<T, R2>& other)
+      : handle_(other.handle_) {}  // NOLINT
   // A static-rank tensor from a dynamic-rank one; the rank is checked.
   template <int R2>
-    requires(R != kDynamicRank && R2 == kDynamicRank)
-  explicit Tensor(const Tensor<T, R2>& other,
-                  std::source_location l = std::source_location::current())
+  requires(R != kDynamicRank && R2 == kDynamicRank) explicit Tensor(
+      const Tensor<T, R2>& other, std::source_location l = std::source_location::current())
       : handle_(other.handle_) {
     if (handle_.rank() != R)
       fail_at<UsageError>(l, "a tensor of rank ", handle_.rank(), " cannot be a Tensor of rank ",
@@ -253,8 +256,10 @@ Tensor<T, 1> arange(int64_t n, Device device = default_device(),
   if (n < 0) fail_at<UsageError>(l, "arange(", n, "): the count is negative; pass n >= 0");
   std::vector<T> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_arithmetic_v<T>) v[i] = static_cast<T>(i);  // exact past 2^24
-    else v[i] = T(static_cast<float>(i));
+    if constexpr (std::is_arithmetic_v<T>)
+      v[i] = static_cast<T>(i);  // exact past 2^24
+    else
+      v[i] = T(static_cast<float>(i));
   }
   return runtime::NewTensor::copied<Tensor<T, 1>>(v.data(), Shape{n}, device, l);
 }
@@ -286,8 +291,7 @@ Tensor<T, static_cast<int>(N)> from_host(const std::vector<T>& data, const int64
 template <Element T>
 Tensor<T, 1> from_host(const std::vector<T>& data, Device device = default_device(),
                        std::source_location l = std::source_location::current()) {
-  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device,
-                         l);
+  return from_host<T, 1>(std::span<const T>(data), {static_cast<int64_t>(data.size())}, device, l);
 }
 
 // Memory the caller owns and keeps alive for as long as the tensor (and every launch using it)

@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/error.hpp"
@@ -23,6 +25,9 @@ class Partition;
 }  // namespace tessera
 
 namespace tessera::runtime {
+
+class Completion;     // launch.hpp
+class PendingAccess;  // src/runtime/pending_access.hpp
 
 // Device memory with its owner's lifetime. Never shared between two Storage objects. Its address
 // is not public: a raw pointer is a handle the ownership checks cannot count, so the only route to
@@ -51,6 +56,18 @@ class Storage {
   // Memory the caller owns and keeps alive (wrap_unowned_unchecked); never freed here.
   Storage(Device device, void* data, size_t bytes);
 
+  // The launches that may still be using this memory, kept by the runtime
+  // (src/runtime/pending_access.cpp): the last launch that writes it, and the launches that read
+  // it since. A later launch is ordered after them (a reader after the writer, a writer after
+  // both), a host read waits for the writer, and the memory is not freed before they finish. A
+  // pending launch is not a handle: it does not count in use_count(), so the sole handle to a
+  // tensor that pending launches read may be partitioned, and the writing launch then runs after
+  // them.
+  friend class PendingAccess;
+  mutable std::mutex pending_mu_;
+  mutable std::shared_ptr<Completion> writer_;
+  mutable std::vector<std::shared_ptr<Completion>> readers_;
+
   Device device_;
   void* data_ = nullptr;
   size_t bytes_ = 0;
@@ -64,6 +81,7 @@ size_t byte_size(DType dtype, const Shape& shape);
 
 class HandleInternals;
 struct NewTensor;
+struct HandleAccess;
 
 // What users can see of a handle is what it describes (dtype, shape, strides, device, how many
 // handles share its storage, which bytes it spans, as numbers): nothing here reads, writes,
@@ -138,6 +156,22 @@ class TensorHandle {
   DType dtype_ = DType::F32;
   Shape shape_, strides_;
   int64_t offset_ = 0;  // in elements
+};
+
+// Proof that a launch argument's handle is a partition's: an Out argument needs one
+// (check_launch), and only HandleAccess::mark(), given a Partition, makes one. So a hand-made
+// LaunchArg cannot make a plain tensor's handle (shared with copies, or an input's) an output:
+// it has no mark, or a mark of another handle.
+class PartitionMark {
+ public:
+  PartitionMark() = default;  // marks nothing
+  // Whether this marks `h` (a partition's handle).
+  bool marks(const TensorHandle* h) const { return handle_ != nullptr && handle_ == h; }
+
+ private:
+  friend struct HandleAccess;
+  explicit PartitionMark(const TensorHandle* h) : handle_(h) {}
+  const TensorHandle* handle_ = nullptr;
 };
 
 }  // namespace tessera::runtime

@@ -45,11 +45,12 @@ void give_back(const DeviceContext& ctx, CUevent e) {
 
 }  // namespace
 
-Event::Event(const DeviceContext& ctx) : ctx_(&ctx) {
+Event::Event(const DeviceContext& ctx, CUstream stream)
+    : ctx_(&ctx), stream_(stream ? stream : ctx.stream()) {
   ctx.make_current();
   event_ = take(ctx);
   try {
-    TESSERA_CU(cuEventRecord, event_, ctx.stream());
+    TESSERA_CU(cuEventRecord, event_, stream_);
   } catch (...) {
     give_back(ctx, event_);
     throw;
@@ -67,6 +68,12 @@ bool Event::query() const {
   if (r == CUDA_ERROR_NOT_READY) return false;
   check(r, "cuEventQuery", "waiting for GPU work");
   return true;
+}
+
+void Event::make_wait(CUstream waiter) const {
+  if (waiter == stream_) return;  // a stream runs its own work in order
+  ctx_->make_current();
+  TESSERA_CU(cuStreamWaitEvent, waiter, event_, 0);
 }
 
 void Event::synchronize() const {

@@ -162,9 +162,10 @@ void check_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
 
 std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
-                              void* error_report) {
+                              void* error_report, CUstream stream) {
   check_launch(k, params, args, config);
   const DeviceContext& ctx = *k.ctx;
+  const CUstream queue = stream ? stream : ctx.stream();
   const DeviceProps& props = ctx.props();
   const int threads = config.threads_per_block;
   TesseraGrid grid{};
@@ -201,7 +202,7 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   if (blocks > 0) {
     const CUresult r = driver().cuLaunchKernel(
         k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
-        static_cast<unsigned>(config.dynamic_shared_bytes), ctx.stream(), pointers.data(), nullptr);
+        static_cast<unsigned>(config.dynamic_shared_bytes), queue, pointers.data(), nullptr);
     // The context is built only on failure: this is the hot path of every launch.
     if (r != CUDA_SUCCESS)
       check(r, "cuLaunchKernel",
@@ -216,14 +217,14 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   try {
     if (error_report && k.error_flag) {
       const auto report = reinterpret_cast<CUdeviceptr>(error_report);
-      TESSERA_CU(cuMemcpyDtoDAsync, report, k.error_flag, sizeof(int), ctx.stream());
-      TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), ctx.stream());
-      TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), ctx.stream());
+      TESSERA_CU(cuMemcpyDtoDAsync, report, k.error_flag, sizeof(int), queue);
+      TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), queue);
+      TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), queue);
     }
     // Recorded even for an empty grid, so that waiting still means "everything before is done".
-    return std::make_unique<Event>(ctx);
+    return std::make_unique<Event>(ctx, queue);
   } catch (...) {
-    (void)driver().cuStreamSynchronize(ctx.stream());
+    (void)driver().cuStreamSynchronize(queue);
     throw;
   }
 }

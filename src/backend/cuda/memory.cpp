@@ -23,25 +23,27 @@ std::string bytes_text(size_t bytes) {
 }
 }  // namespace
 
-void* device_allocate(const DeviceContext& ctx, size_t bytes) {
+void* device_allocate(const DeviceContext& ctx, size_t bytes, CUstream stream) {
   ctx.make_current();
   // A zero-byte request still gets a distinct address, as from malloc.
   const size_t n = bytes == 0 ? 1 : bytes;
   CUdeviceptr p = 0;
-  const CUresult r = ctx.pool() ? driver().cuMemAllocAsync(&p, n, ctx.stream())
+  const CUresult r = ctx.pool() ? driver().cuMemAllocAsync(&p, n, stream ? stream : ctx.stream())
                                 : driver().cuMemAlloc(&p, n);
   // Out of memory is the user's to handle (a smaller batch, freeing tensors): its own type,
   // naming the size and the device, like a host allocation that fails.
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    fail<OutOfMemoryError>("out of memory: ", n, " bytes could not be allocated on cuda:",
-                           ctx.ordinal(), "; use smaller tensors, or free some first");
+    fail<OutOfMemoryError>("out of memory: ", n,
+                           " bytes could not be allocated on cuda:", ctx.ordinal(),
+                           "; use smaller tensors, or free some first");
   check(r, ctx.pool() ? "cuMemAllocAsync" : "cuMemAlloc",
         detail::cat("allocating ", bytes_text(n), " on GPU cuda:", ctx.ordinal()));
   return reinterpret_cast<void*>(p);
 }
 
-void device_free(const DeviceContext& ctx, void* p) noexcept {
+void device_free(const DeviceContext& ctx, void* p, CUstream stream) noexcept {
   if (!p) return;
+  const CUstream queue = stream ? stream : ctx.stream();
   try {
     const DriverApi& api = driver();
     // At process exit the driver may shut down before the last tensor is dropped; the memory is
@@ -52,8 +54,8 @@ void device_free(const DeviceContext& ctx, void* p) noexcept {
     };
     if (!checked(api.cuCtxSetCurrent(ctx.context()), "cuCtxSetCurrent")) return;
     if (ctx.pool()) {
-      checked(api.cuMemFreeAsync(dptr(p), ctx.stream()), "cuMemFreeAsync");
-    } else if (checked(api.cuStreamSynchronize(ctx.stream()), "cuStreamSynchronize")) {
+      checked(api.cuMemFreeAsync(dptr(p), queue), "cuMemFreeAsync");
+    } else if (checked(api.cuStreamSynchronize(queue), "cuStreamSynchronize")) {
       // cuMemFree does not wait for queued work that may still use the memory: waited above.
       checked(api.cuMemFree(dptr(p)), "cuMemFree");
     }
@@ -80,6 +82,13 @@ void copy_device_to_host(const DeviceContext& ctx, void* host_dst, const void* d
   ctx.make_current();
   TESSERA_CU(cuMemcpyDtoHAsync, host_dst, dptr(device_src), bytes, ctx.stream());
   TESSERA_CU(cuStreamSynchronize, ctx.stream());
+}
+
+void copy_finished_to_host(const DeviceContext& ctx, void* host_dst, const void* device_src,
+                           size_t bytes) {
+  if (bytes == 0) return;
+  ctx.make_current();
+  TESSERA_CU(cuMemcpyDtoH, host_dst, dptr(device_src), bytes);
 }
 
 void copy_device_to_device(const DeviceContext& ctx, void* dst, const void* src, size_t bytes) {

@@ -33,6 +33,8 @@ namespace tessera::backend::cuda {
   X(cuCtxSetCurrent)               \
   X(cuStreamCreate)                \
   X(cuStreamSynchronize)           \
+  X(cuStreamWaitEvent)             \
+  X(cuStreamDestroy)               \
   X(cuDeviceGetDefaultMemPool)     \
   X(cuMemPoolSetAttribute)         \
   X(cuMemPoolGetAttribute)         \
@@ -44,6 +46,7 @@ namespace tessera::backend::cuda {
   X(cuMemcpyHtoDAsync)             \
   X(cuMemcpyDtoHAsync)             \
   X(cuMemcpyDtoDAsync)             \
+  X(cuMemcpyDtoH)                  \
   X(cuMemsetD8Async)               \
   X(cuMemsetD16Async)              \
   X(cuMemsetD32Async)              \

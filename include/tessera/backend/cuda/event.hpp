@@ -10,8 +10,9 @@ namespace tessera::backend::cuda {
 
 class Event {
  public:
-  // Records a new event on the device's stream, after the work queued so far.
-  explicit Event(const DeviceContext& ctx);
+  // Records a new event on `stream` (the device's own stream when null), after the work queued
+  // there so far.
+  explicit Event(const DeviceContext& ctx, CUstream stream = nullptr);
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
@@ -21,10 +22,15 @@ class Event {
   // Blocks until the work before the event has finished; throws BackendError if it failed (a
   // kernel that faulted reports here, not at launch).
   void synchronize() const;
+  // Makes work queued next on `waiter` wait for the work before the event, on the device.
+  void make_wait(CUstream waiter) const;
+  // The stream the event was recorded on.
+  CUstream stream() const { return stream_; }
 
  private:
   const DeviceContext* ctx_;
   CUevent event_ = nullptr;
+  CUstream stream_ = nullptr;
 };
 
 }  // namespace tessera::backend::cuda

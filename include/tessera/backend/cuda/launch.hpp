@@ -34,7 +34,8 @@ struct LaunchConfig {
 void check_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
                   const LaunchArgs& args, const LaunchConfig& config);
 
-// Queues the kernel on its device's stream and returns the event recorded after it. The grid is
+// Queues the kernel on `stream` (the device's own stream when null) and returns the event recorded
+// after it there. The grid is
 // 1-D: min(tile blocks, the device's grid limit) blocks, and the kernel loops over the rest.
 // With `error_report` (device memory of kErrorReportBytes, for a kernel whose module has an
 // error report), the module's report is copied there after the kernel and cleared, both queued
@@ -42,7 +43,7 @@ void check_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& pa
 // Throws LaunchError when the launch does not fit, BackendError when the driver refuses it.
 std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
-                              void* error_report = nullptr);
+                              void* error_report = nullptr, CUstream stream = nullptr);
 
 // A launch's copy of its module's error report: the flag (an int, padded to 8 bytes), then
 // tessera_error_info (5 x long long).

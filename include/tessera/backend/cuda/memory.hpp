@@ -12,11 +12,12 @@
 namespace tessera::backend::cuda {
 
 // `bytes` of device memory, usable by work queued on the device's stream from now on.
-void* device_allocate(const DeviceContext& ctx, size_t bytes);
+// `stream`: where the allocation is ordered (the device's own stream when null).
+void* device_allocate(const DeviceContext& ctx, size_t bytes, CUstream stream = nullptr);
 // Queues the release of `p` behind the work on the stream. Never throws: a failure (a driver
 // already shut down at process exit, a context broken by a faulted kernel) is reported on stderr
 // and the memory is left to the driver, since frees run from destructors.
-void device_free(const DeviceContext& ctx, void* p) noexcept;
+void device_free(const DeviceContext& ctx, void* p, CUstream stream = nullptr) noexcept;
 
 // Synchronous copies: queued on the stream behind earlier work, then waited for. `host` is
 // ordinary (pageable) host memory.
@@ -24,6 +25,11 @@ void copy_host_to_device(const DeviceContext& ctx, void* device_dst, const void*
                          size_t bytes);
 void copy_device_to_host(const DeviceContext& ctx, void* host_dst, const void* device_src,
                          size_t bytes);
+// A synchronous copy that is not queued on the device's stream, so it does not wait for the work
+// queued there: only for memory whose last writer is known to have finished (a launch's error
+// report, once the launch's event has completed).
+void copy_finished_to_host(const DeviceContext& ctx, void* host_dst, const void* device_src,
+                           size_t bytes);
 void copy_device_to_device(const DeviceContext& ctx, void* dst, const void* src, size_t bytes);
 // Sets `bytes` bytes at `p` to `value`, queued on the stream (not waited for).
 void fill_bytes(const DeviceContext& ctx, void* p, unsigned char value, size_t bytes);

@@ -1,0 +1,24 @@
+// Where a launch's host time goes, for bench/launch: the launch path split into its phases,
+// summed over the launches this thread makes while profiling is on. Off by default, and then it
+// costs a launch one relaxed atomic load.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::runtime {
+
+struct LaunchProfile {
+  uint64_t launches = 0;
+  // Nanoseconds, summed over the launches:
+  uint64_t checks_ns = 0;  // arguments alive, ranks, devices, the grid, partitions, overlaps
+  uint64_t lookup_ns = 0;  // the specialization's key and the cache lookup (a build, if cold)
+  uint64_t pack_ns = 0;    // the backend's arguments, and the device's limits checked on them
+  uint64_t start_ns = 0;   // ordering after earlier launches, then queueing the work
+};
+
+// Turns profiling on or off (for every thread) and clears this thread's sums.
+void profile_launches(bool on);
+// This thread's sums since profiling was turned on or last taken; clears them.
+LaunchProfile take_launch_profile();
+
+}  // namespace tessera::runtime

@@ -1,0 +1,120 @@
+#include "pending_access.hpp"
+
+#include <mutex>
+
+#include "cpu_queue.hpp"
+#include "gpu_streams.hpp"
+
+#include "tessera/runtime/future.hpp"
+
+namespace tessera::runtime {
+
+namespace {
+
+// Nothing here asks a completion more than finished() (on a GPU, an event query): collecting a
+// GPU launch's result reads its error report from the device, which would stall the launch path.
+
+// Whether a writer must still be followed: it is not known to have succeeded. (A failed one's
+// error is the follower's; one that finished but whose result nobody collected may have failed.)
+bool still_matters(const Completion& c) {
+  return !c.known_succeeded();
+}
+
+// Drops the readers that finished, so that a tensor read by every launch of a long loop does not
+// collect them all. Called under the storage's lock.
+void prune_readers(std::vector<std::shared_ptr<Completion>>& readers) {
+  std::erase_if(readers, [](const std::shared_ptr<Completion>& r) { return r->finished(); });
+}
+
+}  // namespace
+
+Predecessors PendingAccess::predecessors(const std::vector<StorageUse>& uses) {
+  Predecessors p;
+  for (const StorageUse& u : uses) {
+    std::lock_guard lock(u.storage->pending_mu_);
+    if (const std::shared_ptr<Completion>& w = u.storage->writer_; w && still_matters(*w))
+      p.writers.push_back(w);
+    if (u.write)
+      for (const std::shared_ptr<Completion>& r : u.storage->readers_)
+        if (!r->finished()) p.readers.push_back(r);
+  }
+  return p;
+}
+
+void PendingAccess::record(const std::vector<StorageUse>& uses,
+                           const std::shared_ptr<Completion>& launch) {
+  for (const StorageUse& u : uses) {
+    std::lock_guard lock(u.storage->pending_mu_);
+    if (u.write) {
+      u.storage->writer_ = launch;
+      u.storage->readers_.clear();
+    } else {
+      if (u.storage->readers_.size() >= 8) prune_readers(u.storage->readers_);
+      u.storage->readers_.push_back(launch);
+    }
+  }
+}
+
+void PendingAccess::wait_for_writer(const Storage& s) {
+  std::shared_ptr<Completion> writer;
+  {
+    std::lock_guard lock(s.pending_mu_);
+    writer = s.writer_;
+  }
+  if (writer) writer->wait();
+}
+
+void PendingAccess::wait_for_all(const Storage& s) {
+  std::shared_ptr<Completion> writer;
+  std::vector<std::shared_ptr<Completion>> readers;
+  {
+    std::lock_guard lock(s.pending_mu_);
+    writer = s.writer_;
+    readers = s.readers_;
+  }
+  for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+  if (writer) writer->wait();
+  std::lock_guard lock(s.pending_mu_);
+  prune_readers(s.readers_);
+}
+
+void PendingAccess::release(const Storage& s, std::function<void()> free_memory) noexcept {
+  // The last handle is gone, so nothing records new uses; the completions are still shared with
+  // the launches' workers, which is why they are moved out rather than read in place.
+  std::shared_ptr<Completion> writer = std::move(s.writer_);
+  std::vector<std::shared_ptr<Completion>> readers = std::move(s.readers_);
+  prune_readers(readers);
+  const bool pending = !readers.empty() || (writer && !writer->finished());
+  if (writer) keep_lost_error_later(writer);
+  if (!pending) {
+    if (free_memory) free_memory();
+    return;
+  }
+  if (free_memory && s.device().is_cuda()) {
+    // Freed on the device's own stream, after the launches still using the memory, waited for
+    // there on the device (they may be on other streams).
+    void* device_stream = gpu_device_stream(s.device());
+    try {
+      for (const std::shared_ptr<Completion>& r : readers) r->order_on(device_stream);
+      if (writer) writer->order_on(device_stream);
+      return free_memory();
+    } catch (...) {  // the driver refused the wait: wait on the host instead, below
+    }
+  }
+  if (free_memory) {
+    try {
+      cpu_enqueue([readers, writer, free_memory] {
+        for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+        if (writer) writer->wait_quietly();
+        free_memory();
+      });
+      return;
+    } catch (...) {  // no memory to queue the free: wait here instead
+    }
+  }
+  for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+  if (writer) writer->wait_quietly();
+  if (free_memory) free_memory();
+}
+
+}  // namespace tessera::runtime
