@@ -113,12 +113,21 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
                    "; cast it first");
       return ok(T(0));
     case OpClass::UnaryBool:
-      if (T(0).dtype != DType::Bool) return bad(info.mnemonic, " needs a bool tile");
+      if (is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs a bool or integer tile (logical or bitwise), not ",
+                   to_string(T(0)));
       return ok(T(0));
+    case OpClass::Classify:
+      if (!is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs a floating-point tile, not ", to_string(T(0)),
+                   " (an integer is never NaN or infinite)");
+      return ok(Type{DType::Bool, T(0).shape});
     case OpClass::Cast:
       return ok(Type{a.dtype, T(0).shape});
     case OpClass::Binary:
     case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
     case OpClass::Compare:
       if (T(0) != T(1))
         return bad(info.mnemonic, " needs operands of one type, not ", to_string(T(0)), " and ",
@@ -127,6 +136,12 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad(info.mnemonic, " needs numbers, not bool");
       if (info.cls == OpClass::BinaryBool && is_float(T(0).dtype))
         return bad(info.mnemonic, " needs bool or integer tiles, not ", to_string(T(0)));
+      if (info.cls == OpClass::BinaryFloat && !is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs floating-point tiles, not ", to_string(T(0)),
+                   "; cast them first", kind == OpKind::Fmod ? " (or use % on integers)" : "");
+      if (info.cls == OpClass::BinaryInt && !is_int(T(0).dtype))
+        return bad(info.mnemonic, " needs integer tiles, not ", to_string(T(0)),
+                   kind == OpKind::Rem ? "; use fmod(a, b) for floats" : "");
       if (info.cls == OpClass::Compare) return ok(Type{DType::Bool, T(0).shape});
       return ok(T(0));
     case OpClass::Select:
@@ -139,6 +154,12 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad("select's condition ", to_string(T(0)), " and branches ", to_string(T(1)),
                    " differ in shape");
       return ok(T(1));
+    case OpClass::Ternary:
+      if (T(0) != T(1) || T(0) != T(2))
+        return bad(info.mnemonic, " needs three operands of one type, not ", to_string(T(0)), ", ",
+                   to_string(T(1)), " and ", to_string(T(2)));
+      if (T(0).dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      return ok(T(0));
     case OpClass::Broadcast: {
       const Type& t = T(0);
       if (a.shape.size() != t.shape.size())
@@ -174,8 +195,30 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (a.axis < 0 || a.axis >= t.rank())
         return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
                    t.rank());
+      const bool logical = kind == OpKind::ReduceAny || kind == OpKind::ReduceAll;
+      if (logical && t.dtype != DType::Bool)
+        return bad(info.mnemonic, " needs a bool tile, not ", to_string(t),
+                   "; compare first (x != 0)");
+      if (!logical && t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      t.shape[a.axis] = 1;
+      return ok(t);
+    }
+    case OpClass::ArgReduce: {
+      Type t = T(0);
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
       if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
       t.shape[a.axis] = 1;
+      t.dtype = DType::I32;
+      return ok(t);
+    }
+    case OpClass::Scan: {
+      const Type& t = T(0);
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
+      if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
       return ok(t);
     }
     case OpClass::Mma: {

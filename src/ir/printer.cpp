@@ -92,7 +92,17 @@ class Printer {
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
       case OpKind::ReduceMin:
+      case OpKind::ReduceProd:
+      case OpKind::ReduceAny:
+      case OpKind::ReduceAll:
+      case OpKind::ArgMax:
+      case OpKind::ArgMin:
         os_ << " " << list(op.operands) << " axis " << a.axis;
+        break;
+      case OpKind::CumSum:
+      case OpKind::CumProd:
+        os_ << " " << list(op.operands) << " axis " << a.axis
+            << (a.exclusive ? " exclusive" : " inclusive");
         break;
       case OpKind::Load:
         os_ << " $" << param(a.param) << "[" << list(op.operands) << "]";
@@ -135,6 +145,12 @@ class Printer {
       case OpKind::And: case OpKind::Or: case OpKind::CmpEq: case OpKind::CmpNe:
       case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe:
       case OpKind::Select: case OpKind::Mma: case OpKind::Yield:
+      case OpKind::Exp2: case OpKind::Log2: case OpKind::Log1p: case OpKind::Expm1:
+      case OpKind::Erf: case OpKind::Sigmoid: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Round: case OpKind::Trunc: case OpKind::IsNan: case OpKind::IsInf:
+      case OpKind::Xor: case OpKind::Pow: case OpKind::Fmod: case OpKind::Copysign:
+      case OpKind::Rem: case OpKind::Shl: case OpKind::Shr: case OpKind::Fma:
+      case OpKind::Clamp:
         if (!op.operands.empty()) os_ << " " << list(op.operands);
         break;
     }

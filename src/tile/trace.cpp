@@ -184,12 +184,17 @@ ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc
   return emit(kind, {a, b}, {}, loc);
 }
 
-ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
-  const Shape out = broadcast_shape(ir::OpKind::Select, {cond, a, b}, loc);
-  cond = emit_broadcast_to(cond, out, loc);
+ir::ValueId emit_ternary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, ir::ValueId c,
+                         SourceLoc loc) {
+  const Shape out = broadcast_shape(kind, {a, b, c}, loc);
   a = emit_broadcast_to(a, out, loc);
   b = emit_broadcast_to(b, out, loc);
-  return emit(ir::OpKind::Select, {cond, a, b}, {}, loc);
+  c = emit_broadcast_to(c, out, loc);
+  return emit(kind, {a, b, c}, {}, loc);
+}
+
+ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
+  return emit_ternary(ir::OpKind::Select, cond, a, b, loc);
 }
 
 void set_numerics(ir::Numerics n, SourceLoc loc) {

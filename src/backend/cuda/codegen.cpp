@@ -228,6 +228,18 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::Cos:
     case OpKind::Abs:
     case OpKind::Not:
+    case OpKind::Exp2:
+    case OpKind::Log2:
+    case OpKind::Log1p:
+    case OpKind::Expm1:
+    case OpKind::Erf:
+    case OpKind::Sigmoid:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Trunc:
+    case OpKind::IsNan:
+    case OpKind::IsInf:
       return unary(op);
     case OpKind::Cast:
       return cast_op(op);
@@ -245,9 +257,19 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::CmpLe:
     case OpKind::CmpGt:
     case OpKind::CmpGe:
+    case OpKind::Xor:
+    case OpKind::Pow:
+    case OpKind::Fmod:
+    case OpKind::Copysign:
+    case OpKind::Rem:
+    case OpKind::Shl:
+    case OpKind::Shr:
       return binary(op);
     case OpKind::Select:
       return select(op);
+    case OpKind::Fma:
+    case OpKind::Clamp:
+      return ternary(op);
     case OpKind::Broadcast:
       return broadcast(op);
     case OpKind::Reshape:
@@ -257,7 +279,16 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceAny:
+    case OpKind::ReduceAll:
       return reduce(op);
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      return arg_reduce(op);
+    case OpKind::CumSum:
+    case OpKind::CumProd:
+      return scan(op);
     case OpKind::Mma:
       return mma(op);
     case OpKind::Load:

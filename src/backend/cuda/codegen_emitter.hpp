@@ -169,6 +169,7 @@ class Emitter {
   void unary(const ir::Op& op);
   void binary(const ir::Op& op);
   void select(const ir::Op& op);
+  void ternary(const ir::Op& op);
   void cast_op(const ir::Op& op);
   // An elementwise op: result[i] = expr(operand elements i), for every register of the result's
   // layout (once, when it is uniform).
@@ -182,6 +183,8 @@ class Emitter {
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
   void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
+  void scan(const ir::Op& op);
   void mma(const ir::Op& op);     // codegen_mma.cpp
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.

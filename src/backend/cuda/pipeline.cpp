@@ -14,11 +14,15 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     case OpClass::Unary:
     case OpClass::UnaryFloat:
     case OpClass::UnaryBool:
+    case OpClass::Classify:
     case OpClass::Cast:
     case OpClass::Binary:
     case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
     case OpClass::Compare:
     case OpClass::Select:
+    case OpClass::Ternary:
       break;
     case OpClass::Creation:
       if (op.kind != OpKind::Constant) return false;
@@ -27,6 +31,8 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     case OpClass::Reshape:
     case OpClass::Permute:
     case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
     case OpClass::Mma:
     case OpClass::Load:
     case OpClass::Store:
