@@ -105,7 +105,8 @@ class Printer {
             << (a.exclusive ? " exclusive" : " inclusive");
         break;
       case OpKind::Load:
-        os_ << " $" << param(a.param) << "[" << list(op.operands) << "]";
+        os_ << " $" << param(a.param) << (a.at_element ? " at [" : "[") << list(op.operands)
+            << "]";
         if (a.padded) os_ << " pad " << number(a.value);
         else os_ << " unpadded";
         break;

@@ -265,12 +265,13 @@ ir::Function trace(std::string name, std::vector<ir::Param> params, SourceLoc lo
 namespace tessera::tile::detail {
 
 ir::ValueId emit_load(int param, std::span<const ir::ValueId> index, const Shape& shape, Pad pad,
-                      SourceLoc loc) {
+                      SourceLoc loc, bool at_element) {
   ir::Attrs a;
   a.param = param;
   a.shape = shape;
   a.padded = pad.padded;
   a.value = pad.value;
+  a.at_element = at_element;
   return emit(ir::OpKind::Load, {index.begin(), index.end()}, a, loc);
 }
 

@@ -361,6 +361,21 @@ ir::Function bool_ops() {
       });
 }
 
+// Tiles at any element (load_at): a halo on either side of the block's own tile, padded and
+// unpadded, of a 2-D f16 input (element accesses, never vectors that could straddle).
+ir::Function load_at_halo() {
+  return trace_kernel<Out<half>, In<half>, Scalar<int32_t>>(
+      "load_at_halo",
+      {out_param("z", DType::F16, {4, 64}), in_param("x", DType::F16, 2),
+       scalar_param("shift", DType::I32)},
+      [](Out<half> z, In<half> x, Scalar<int32_t> shift) {
+        const Index r = z.tile_index(0) * 4, c = z.tile_index(1) * 64;
+        auto left = load_at(x, {r, c - 1}, {4, 64});
+        auto right = load_at(x, {r + shift, c + 1}, {4, 64}, Pad::none());
+        z.store(left + right);
+      });
+}
+
 // A load that must not reach past the tensor: out-of-bounds elements set the error flag.
 ir::Function unpadded() {
   return trace_kernel<Out<float>, In<float>>(
@@ -415,6 +430,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"uniform_store", uniform_store},
       {"bool_ops", bool_ops},
       {"unpadded", unpadded},
+      {"load_at_halo", load_at_halo},
   };
   return kernels;
 }

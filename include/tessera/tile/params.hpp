@@ -137,8 +137,9 @@ struct Pad {
 };
 
 namespace detail {
+// `at_element`: `index` holds the tile's first element along each axis, not its tile coordinate.
 ir::ValueId emit_load(int param, std::span<const ir::ValueId> index, const Shape& shape, Pad pad,
-                      SourceLoc loc);
+                      SourceLoc loc, bool at_element = false);
 }  // namespace detail
 
 // The tile of `shape` at tile coordinate `index` of x: elements [index[d] * shape[d], ...).
@@ -148,6 +149,16 @@ Tile<T> load(const In<T, R>& x, std::initializer_list<IndexArg> index, Shape sha
   std::vector<ir::ValueId> idx;
   for (const IndexArg& i : index) idx.push_back(i.get());
   return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l));
+}
+
+// The tile of `shape` whose first element is element `start` of x (one index per axis, any
+// values: a sliding window, a halo, the row at a run-time position), padded like load().
+template <Element T, int R>
+Tile<T> load_at(const In<T, R>& x, std::initializer_list<IndexArg> start, Shape shape, Pad pad = {},
+                std::source_location l = std::source_location::current()) {
+  std::vector<ir::ValueId> idx;
+  for (const IndexArg& i : start) idx.push_back(i.get());
+  return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l, /*at_element=*/true));
 }
 
 // The tile of x that lies where z's tile lies: same tile coordinate, same tile shape.

@@ -553,14 +553,16 @@ class Interpreter {
     });
   }
 
-  // Element offset (in elements) of tile element `idx` of tile `coord` x `shape`, or nullopt when
-  // it lies outside the tensor; `axis_out` tells which axis left it.
+  // Element offset (in elements) of tile element `idx` of tile `coord` x `shape` (or, `at_element`,
+  // of the tile whose first element is `coord`), or nullopt when it lies outside the tensor;
+  // `axis_out` tells which axis left it.
   static bool locate(const TensorArg& t, const Shape& coord, const Shape& tile, const Shape& idx,
-                     int64_t& offset, int& axis_out, int64_t& global_out) {
+                     int64_t& offset, int& axis_out, int64_t& global_out, bool at_element = false) {
     offset = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
       // Checked: a coordinate far outside the grid must not wrap back into the tensor.
-      const std::optional<int64_t> start = checked_mul(coord[d], tile[d]);
+      const std::optional<int64_t> start =
+          at_element ? std::optional<int64_t>(coord[d]) : checked_mul(coord[d], tile[d]);
       const std::optional<int64_t> at = start ? checked_add(*start, idx[d]) : std::nullopt;
       const int64_t g = at.value_or(std::numeric_limits<int64_t>::max());
       if (!at || g < 0 || g >= t.shape[d]) {
@@ -586,15 +588,15 @@ class Interpreter {
     for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
       int64_t offset = 0, global = 0;
       int axis = 0;
-      if (locate(t, coord, a.shape, idx, offset, axis, global)) {
+      if (locate(t, coord, a.shape, idx, offset, axis, global, a.at_element)) {
         r.v[flat] = read_element(t.data, t.dtype, offset);
       } else if (a.padded) {
         r.v[flat] = pad;
       } else {
-        fail_at<BoundsError>(op.loc, "unpadded load from '", f_.params[a.param].name, "' at tile ",
-                             to_string(coord), " of shape ", to_string(a.shape),
-                             " reaches element ", global, " along axis ", axis,
-                             ", outside the tensor's extent ", t.shape[axis],
+        fail_at<BoundsError>(op.loc, "unpadded load from '", f_.params[a.param].name,
+                             a.at_element ? "' at element " : "' at tile ", to_string(coord),
+                             " of shape ", to_string(a.shape), " reaches element ", global,
+                             " along axis ", axis, ", outside the tensor's extent ", t.shape[axis],
                              "; load with padding (the default) to read past the edge");
       }
     });

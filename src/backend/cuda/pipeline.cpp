@@ -82,8 +82,8 @@ class Matcher {
     const TensorSpec& t = spec_.tensors.at(static_cast<size_t>(load.attrs.param));
     return p.kind == ir::ParamKind::In && p.rank == 2 &&
            (p.dtype == DType::F16 || p.dtype == DType::BF16) && load.attrs.padded &&
-           load.attrs.value == 0 && t.inner_unit_stride && t.vector_bytes >= 16 &&
-           load.attrs.shape.size() == 2 && &load != &mma;
+           load.attrs.value == 0 && !load.attrs.at_element && t.inner_unit_stride &&
+           t.vector_bytes >= 16 && load.attrs.shape.size() == 2 && &load != &mma;
   }
 
   std::optional<MmaPipeline> match(const ir::Op& loop) const {
