@@ -268,6 +268,29 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (p.kind != ParamKind::Out)
         return bad("store to '", p.name, "', which is not an Out parameter; declare it Out<",
                    dtype_name(p.dtype), "> to write it");
+      if (kind == OpKind::StorePart) {
+        if (operands.empty()) return bad("store_part to '", p.name, "' has no value");
+        const Type& piece = T(0);
+        if (p.tile_shape.empty() || piece.dtype != p.dtype ||
+            piece.rank() != static_cast<int>(p.tile_shape.size()))
+          return bad("store_part of a ", to_string(piece), " piece to '", p.name,
+                     "', whose tiles are ", to_string(Type{p.dtype, p.tile_shape}),
+                     ": a piece has the tile's dtype and rank (and the tile at least one axis)");
+        if (operands.size() != 1 + p.tile_shape.size())
+          return bad("store_part to '", p.name, "' gives ", operands.size() - 1,
+                     " offsets, but its tiles have rank ", p.tile_shape.size());
+        for (size_t i = 1; i < operands.size(); ++i)
+          if (!is_i32_scalar(T(i)))
+            return bad("offset ", i - 1, " of a store_part to '", p.name,
+                       "' must be an i32 scalar, not ", to_string(T(i)));
+        for (size_t d = 0; d < p.tile_shape.size(); ++d)
+          if (piece.shape[d] > p.tile_shape[d])
+            return bad("store_part of a ", to_string(piece), " piece to '", p.name,
+                       "', whose tiles are ", to_string(Type{p.dtype, p.tile_shape}),
+                       ": the piece is larger than the tile along axis ", d,
+                       "; a block writes only its own tile");
+        return none();
+      }
       const Type want{p.dtype, p.tile_shape};
       if (T(0) != want)
         return bad("store of a ", to_string(T(0)), " tile to '", p.name, "', whose tiles are ",

@@ -113,6 +113,11 @@ class Printer {
       case OpKind::Store:
         os_ << " $" << param(a.param) << ", " << list(op.operands);
         break;
+      case OpKind::StorePart:
+        os_ << " $" << param(a.param) << "["
+            << list(std::vector<ValueId>(op.operands.begin() + 1, op.operands.end())) << "], "
+            << list({op.operands[0]});
+        break;
       case OpKind::Print:
         os_ << " \"" << a.text << "\"" << (op.operands.empty() ? "" : ", ") << list(op.operands);
         break;

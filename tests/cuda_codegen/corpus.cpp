@@ -376,6 +376,22 @@ ir::Function load_at_halo() {
       });
 }
 
+// A tile stored in column pieces from a loop (store_part), after a whole-tile store of an mma-free
+// uniform value, in bf16.
+ir::Function store_parts() {
+  return trace_kernel<Out<bfloat16>, In<bfloat16>>(
+      "store_parts", {out_param("z", DType::BF16, {4, 256}), in_param("x", DType::BF16, 2)},
+      [](Out<bfloat16> z, In<bfloat16> x) {
+        z.store(Tile<bfloat16>::zeros({4, 256}));
+        const Index r = z.tile_index(0) * 4, c0 = z.tile_index(1) * 256;
+        for_range(0, 4, [&](Index c) {
+          auto piece = load_at(x, {r, c0 + c * 64}, {4, 64});
+          z.store_part(piece * piece, {0, c * 64});
+        });
+        z.store_part(Tile<bfloat16>::full({2, 2}, bfloat16(1.0f)), {1, 1});
+      });
+}
+
 // A load that must not reach past the tensor: out-of-bounds elements set the error flag.
 ir::Function unpadded() {
   return trace_kernel<Out<float>, In<float>>(
@@ -431,6 +447,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"bool_ops", bool_ops},
       {"unpadded", unpadded},
       {"load_at_halo", load_at_halo},
+      {"store_parts", store_parts},
   };
   return kernels;
 }

@@ -180,5 +180,17 @@ TEST(OpRules, FmaOfBoolsIsRejected) {
   });
 }
 
+TEST(OpRules, StorePartLargerThanTheTileIsRejected) {
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 auto t = load_at(x, {0}, {16});
+                 at(__LINE__, [&] { z.store_part(t, {0}); });
+               }),
+               "store_part of a f32[16] piece to 'z', whose tiles are f32[8]: the piece is larger "
+               "than the tile along axis 0; a block writes only its own tile");
+  expect_traces([](Out<float> z, In<float> x, In<int32_t>) {
+    for_range(0, 2, [&](Index c) { z.store_part(load_at(x, {c * 4}, {4}), {c * 4}); });
+  });
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -32,6 +32,20 @@ inline Index num_tiles(int axis, std::source_location l = std::source_location::
   return Index(detail::emit(ir::OpKind::NumTiles, {}, a, l));
 }
 
+// A tile coordinate: a constant or a traced Index.
+struct IndexArg {
+  IndexArg(int v, std::source_location l = std::source_location::current())  // NOLINT
+      : value(v), loc(l) {}
+  IndexArg(const Index& v, std::source_location l = std::source_location::current())  // NOLINT
+      : value(&v), loc(l) {}
+  ir::ValueId get() const {
+    if (auto* i = std::get_if<int>(&value)) return detail::emit_constant(DType::I32, *i, loc);
+    return std::get<const Index*>(value)->value(loc);
+  }
+  std::variant<int, const Index*> value;
+  SourceLoc loc;
+};
+
 // R: the tensor's rank when the kernel fixes it (checked when the launch is compiled, or at
 // launch for tensors whose rank is not static), or kDynamicRank.
 template <Element T, int R = kDynamicRank>
@@ -46,6 +60,18 @@ class Out {
     ir::Attrs a;
     a.param = index_;
     detail::emit(ir::OpKind::Store, {tile.value(l)}, a, l);
+  }
+  // Writes `piece` into this block's tile with its first element at `offset` within the tile (one
+  // int or Index per axis): a tile stored in parts, such as column chunks in a loop. Elements
+  // that fall outside the block's tile (or the tensor) are dropped: a block writes only its own
+  // tile. Elements no piece covers keep what they held.
+  void store_part(const Tile<T>& piece, std::initializer_list<IndexArg> offset,
+                  std::source_location l = std::source_location::current()) const {
+    std::vector<ir::ValueId> operands{piece.value(l)};
+    for (const IndexArg& i : offset) operands.push_back(i.get());
+    ir::Attrs a;
+    a.param = index_;
+    detail::emit(ir::OpKind::StorePart, std::move(operands), a, l);
   }
   // The shape of this block's tile (fixed by the partition) and the tensor's rank.
   const Shape& shape() const { return detail::param(index_).tile_shape; }
@@ -109,20 +135,6 @@ class Scalar : public Tile<T> {
     a.param = index;
     return detail::emit(ir::OpKind::ScalarParam, {}, a, {});
   }
-};
-
-// A tile coordinate: a constant or a traced Index.
-struct IndexArg {
-  IndexArg(int v, std::source_location l = std::source_location::current())  // NOLINT
-      : value(v), loc(l) {}
-  IndexArg(const Index& v, std::source_location l = std::source_location::current())  // NOLINT
-      : value(&v), loc(l) {}
-  ir::ValueId get() const {
-    if (auto* i = std::get_if<int>(&value)) return detail::emit_constant(DType::I32, *i, loc);
-    return std::get<const Index*>(value)->value(loc);
-  }
-  std::variant<int, const Index*> value;
-  SourceLoc loc;
 };
 
 // What a load reads outside the tensor: a padding value (zero by default), or nothing, in which

@@ -455,6 +455,9 @@ class Interpreter {
       case OpKind::Store:
         store(s, op);
         return;
+      case OpKind::StorePart:
+        store_part(s, op);
+        return;
       case OpKind::For: {
         const int64_t lb = static_cast<int64_t>(scalar(in(s, op, 0)));
         const int64_t ub = static_cast<int64_t>(scalar(in(s, op, 1)));
@@ -610,6 +613,27 @@ class Interpreter {
       int64_t offset = 0, global = 0;
       int axis = 0;
       if (locate(t, s.coord, p.tile_shape, idx, offset, axis, global))
+        write_element(t.data, t.dtype, offset, x.v[flat]);
+    });
+  }
+
+  // A piece of this block's tile at `offsets` within it: elements outside the tile are dropped
+  // (a block writes only its own tile), as are those outside the tensor.
+  void store_part(BlockState& s, const ir::Op& op) {
+    const ir::Param& p = f_.params.at(op.attrs.param);
+    const TensorArg& t = args_.args.at(op.attrs.param).tensor;
+    const TileData& x = in(s, op, 0);
+    Shape at(p.tile_shape.size());
+    for (size_t d = 0; d < at.size(); ++d) at[d] = static_cast<int64_t>(scalar(in(s, op, d + 1)));
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      Shape local(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d) {
+        local[d] = at[d] + idx[d];  // |offset| < 2^31 and idx < 2^31: no overflow
+        if (local[d] < 0 || local[d] >= p.tile_shape[d]) return;
+      }
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (locate(t, s.coord, p.tile_shape, local, offset, axis, global))
         write_element(t.data, t.dtype, offset, x.v[flat]);
     });
   }

@@ -295,6 +295,8 @@ void Emitter::op(const ir::Op& op) {
       return load(op);
     case OpKind::Store:
       return store(op);
+    case OpKind::StorePart:
+      return store_part(op);
     case OpKind::For:
       return for_loop(op);
     case OpKind::If:

@@ -195,6 +195,7 @@ class Emitter {
                    int64_t c1);
   void load(const ir::Op& op);  // codegen_memory.cpp
   void store(const ir::Op& op);
+  void store_part(const ir::Op& op);  // codegen_store_part.cpp
   // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
   // sink(row-major index expressions of the element, value expression in storage type).
   using ElementSink =
