@@ -22,15 +22,21 @@ bool is_anchor(const ir::Op& op) {
     case ir::OpClass::Unary:
     case ir::OpClass::UnaryFloat:
     case ir::OpClass::UnaryBool:
+    case ir::OpClass::Classify:
     case ir::OpClass::Cast:
     case ir::OpClass::Binary:
     case ir::OpClass::BinaryBool:
+    case ir::OpClass::BinaryFloat:
+    case ir::OpClass::BinaryInt:
     case ir::OpClass::Compare:
     case ir::OpClass::Select:
+    case ir::OpClass::Ternary:
     case ir::OpClass::Broadcast:
     case ir::OpClass::Reshape:
     case ir::OpClass::Permute:
     case ir::OpClass::Reduce:
+    case ir::OpClass::ArgReduce:
+    case ir::OpClass::Scan:
     case ir::OpClass::Mma:
     case ir::OpClass::Load:
       return false;

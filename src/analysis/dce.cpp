@@ -8,8 +8,8 @@ namespace {
 // An unpadded load is an effect even when its tile is unused: its bounds check is what reports a
 // tile reaching outside its tensor, and removing the load would remove that error with it.
 bool is_effect(const ir::Op& op) {
-  return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::Print ||
-         (op.kind == ir::OpKind::Load && !op.attrs.padded);
+  return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::StorePart ||
+         op.kind == ir::OpKind::Print || (op.kind == ir::OpKind::Load && !op.attrs.padded);
 }
 
 bool has_effect(const ir::Op& op) {

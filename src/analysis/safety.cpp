@@ -35,12 +35,18 @@ bool runs_at_least_once(const ir::Op& loop, const Constants& c) {
   return lb && ub && step && *lb<*ub&& * step> 0;
 }
 
+// A store or a store_part. A kernel that writes its tile in pieces covers it as it chooses (the
+// pieces cannot leave the tile, so this is not a question of races); a piece counts as a store.
+bool is_store(const ir::Op& op) {
+  return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::StorePart;
+}
+
 // Whether every path through `b` stores to parameter `param`: a store in `b` itself, an if whose
 // two branches both do, or a loop proved to run at least once whose body does. Blocks have no
 // early exits, so an op of `b` runs whenever `b` does.
 bool always_stores(const ir::Block& b, int param, const Constants& c) {
   for (const ir::Op& op : b.ops) {
-    if (op.kind == ir::OpKind::Store && op.attrs.param == param) return true;
+    if (is_store(op) && op.attrs.param == param) return true;
     if (op.kind == ir::OpKind::If && op.regions.size() == 2 &&
         always_stores(op.regions[0], param, c) && always_stores(op.regions[1], param, c))
       return true;
@@ -57,12 +63,12 @@ void check_safety(const ir::Function& f) {
   std::vector<bool> stored(f.params.size(), false);
   std::vector<SourceLoc> first_store(f.params.size());
   ir::walk(f.body, [&](const ir::Op& op) {
-    if (op.kind == ir::OpKind::Store) {
+    if (is_store(op)) {
       const ir::Param& p = f.params.at(op.attrs.param);
       if (p.kind != ir::ParamKind::Out)
         fail_at<KernelError>(op.loc, "kernel '", f.name, "' stores to '", p.name,
                              "', which is not an Out parameter; inputs are read-only");
-      if (!op.operands.empty() && op.operands.size() != 1)
+      if (op.kind == ir::OpKind::Store && !op.operands.empty() && op.operands.size() != 1)
         fail_at<KernelError>(op.loc, "kernel '", f.name, "': a store may not carry an index");
       if (!stored[op.attrs.param]) first_store[op.attrs.param] = op.loc;
       stored[op.attrs.param] = true;

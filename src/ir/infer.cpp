@@ -113,12 +113,21 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
                    "; cast it first");
       return ok(T(0));
     case OpClass::UnaryBool:
-      if (T(0).dtype != DType::Bool) return bad(info.mnemonic, " needs a bool tile");
+      if (is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs a bool or integer tile (logical or bitwise), not ",
+                   to_string(T(0)));
       return ok(T(0));
+    case OpClass::Classify:
+      if (!is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs a floating-point tile, not ", to_string(T(0)),
+                   " (an integer is never NaN or infinite)");
+      return ok(Type{DType::Bool, T(0).shape});
     case OpClass::Cast:
       return ok(Type{a.dtype, T(0).shape});
     case OpClass::Binary:
     case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
     case OpClass::Compare:
       if (T(0) != T(1))
         return bad(info.mnemonic, " needs operands of one type, not ", to_string(T(0)), " and ",
@@ -127,6 +136,12 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad(info.mnemonic, " needs numbers, not bool");
       if (info.cls == OpClass::BinaryBool && is_float(T(0).dtype))
         return bad(info.mnemonic, " needs bool or integer tiles, not ", to_string(T(0)));
+      if (info.cls == OpClass::BinaryFloat && !is_float(T(0).dtype))
+        return bad(info.mnemonic, " needs floating-point tiles, not ", to_string(T(0)),
+                   "; cast them first", kind == OpKind::Fmod ? " (or use % on integers)" : "");
+      if (info.cls == OpClass::BinaryInt && !is_int(T(0).dtype))
+        return bad(info.mnemonic, " needs integer tiles, not ", to_string(T(0)),
+                   kind == OpKind::Rem ? "; use fmod(a, b) for floats" : "");
       if (info.cls == OpClass::Compare) return ok(Type{DType::Bool, T(0).shape});
       return ok(T(0));
     case OpClass::Select:
@@ -139,6 +154,12 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad("select's condition ", to_string(T(0)), " and branches ", to_string(T(1)),
                    " differ in shape");
       return ok(T(1));
+    case OpClass::Ternary:
+      if (T(0) != T(1) || T(0) != T(2))
+        return bad(info.mnemonic, " needs three operands of one type, not ", to_string(T(0)), ", ",
+                   to_string(T(1)), " and ", to_string(T(2)));
+      if (T(0).dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      return ok(T(0));
     case OpClass::Broadcast: {
       const Type& t = T(0);
       if (a.shape.size() != t.shape.size())
@@ -174,8 +195,30 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (a.axis < 0 || a.axis >= t.rank())
         return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
                    t.rank());
+      const bool logical = kind == OpKind::ReduceAny || kind == OpKind::ReduceAll;
+      if (logical && t.dtype != DType::Bool)
+        return bad(info.mnemonic, " needs a bool tile, not ", to_string(t),
+                   "; compare first (x != 0)");
+      if (!logical && t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      t.shape[a.axis] = 1;
+      return ok(t);
+    }
+    case OpClass::ArgReduce: {
+      Type t = T(0);
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
       if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
       t.shape[a.axis] = 1;
+      t.dtype = DType::I32;
+      return ok(t);
+    }
+    case OpClass::Scan: {
+      const Type& t = T(0);
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
+      if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
       return ok(t);
     }
     case OpClass::Mma: {
@@ -225,6 +268,29 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (p.kind != ParamKind::Out)
         return bad("store to '", p.name, "', which is not an Out parameter; declare it Out<",
                    dtype_name(p.dtype), "> to write it");
+      if (kind == OpKind::StorePart) {
+        if (operands.empty()) return bad("store_part to '", p.name, "' has no value");
+        const Type& piece = T(0);
+        if (p.tile_shape.empty() || piece.dtype != p.dtype ||
+            piece.rank() != static_cast<int>(p.tile_shape.size()))
+          return bad("store_part of a ", to_string(piece), " piece to '", p.name,
+                     "', whose tiles are ", to_string(Type{p.dtype, p.tile_shape}),
+                     ": a piece has the tile's dtype and rank (and the tile at least one axis)");
+        if (operands.size() != 1 + p.tile_shape.size())
+          return bad("store_part to '", p.name, "' gives ", operands.size() - 1,
+                     " offsets, but its tiles have rank ", p.tile_shape.size());
+        for (size_t i = 1; i < operands.size(); ++i)
+          if (!is_i32_scalar(T(i)))
+            return bad("offset ", i - 1, " of a store_part to '", p.name,
+                       "' must be an i32 scalar, not ", to_string(T(i)));
+        for (size_t d = 0; d < p.tile_shape.size(); ++d)
+          if (piece.shape[d] > p.tile_shape[d])
+            return bad("store_part of a ", to_string(piece), " piece to '", p.name,
+                       "', whose tiles are ", to_string(Type{p.dtype, p.tile_shape}),
+                       ": the piece is larger than the tile along axis ", d,
+                       "; a block writes only its own tile");
+        return none();
+      }
       const Type want{p.dtype, p.tile_shape};
       if (T(0) != want)
         return bad("store of a ", to_string(T(0)), " tile to '", p.name, "', whose tiles are ",

@@ -92,15 +92,31 @@ class Printer {
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
       case OpKind::ReduceMin:
+      case OpKind::ReduceProd:
+      case OpKind::ReduceAny:
+      case OpKind::ReduceAll:
+      case OpKind::ArgMax:
+      case OpKind::ArgMin:
         os_ << " " << list(op.operands) << " axis " << a.axis;
         break;
+      case OpKind::CumSum:
+      case OpKind::CumProd:
+        os_ << " " << list(op.operands) << " axis " << a.axis
+            << (a.exclusive ? " exclusive" : " inclusive");
+        break;
       case OpKind::Load:
-        os_ << " $" << param(a.param) << "[" << list(op.operands) << "]";
+        os_ << " $" << param(a.param) << (a.at_element ? " at [" : "[") << list(op.operands)
+            << "]";
         if (a.padded) os_ << " pad " << number(a.value);
         else os_ << " unpadded";
         break;
       case OpKind::Store:
         os_ << " $" << param(a.param) << ", " << list(op.operands);
+        break;
+      case OpKind::StorePart:
+        os_ << " $" << param(a.param) << "["
+            << list(std::vector<ValueId>(op.operands.begin() + 1, op.operands.end())) << "], "
+            << list({op.operands[0]});
         break;
       case OpKind::Print:
         os_ << " \"" << a.text << "\"" << (op.operands.empty() ? "" : ", ") << list(op.operands);
@@ -135,6 +151,12 @@ class Printer {
       case OpKind::And: case OpKind::Or: case OpKind::CmpEq: case OpKind::CmpNe:
       case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe:
       case OpKind::Select: case OpKind::Mma: case OpKind::Yield:
+      case OpKind::Exp2: case OpKind::Log2: case OpKind::Log1p: case OpKind::Expm1:
+      case OpKind::Erf: case OpKind::Sigmoid: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Round: case OpKind::Trunc: case OpKind::IsNan: case OpKind::IsInf:
+      case OpKind::Xor: case OpKind::Pow: case OpKind::Fmod: case OpKind::Copysign:
+      case OpKind::Rem: case OpKind::Shl: case OpKind::Shr: case OpKind::Fma:
+      case OpKind::Clamp:
         if (!op.operands.empty()) os_ << " " << list(op.operands);
         break;
     }

@@ -184,12 +184,17 @@ ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc
   return emit(kind, {a, b}, {}, loc);
 }
 
-ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
-  const Shape out = broadcast_shape(ir::OpKind::Select, {cond, a, b}, loc);
-  cond = emit_broadcast_to(cond, out, loc);
+ir::ValueId emit_ternary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, ir::ValueId c,
+                         SourceLoc loc) {
+  const Shape out = broadcast_shape(kind, {a, b, c}, loc);
   a = emit_broadcast_to(a, out, loc);
   b = emit_broadcast_to(b, out, loc);
-  return emit(ir::OpKind::Select, {cond, a, b}, {}, loc);
+  c = emit_broadcast_to(c, out, loc);
+  return emit(kind, {a, b, c}, {}, loc);
+}
+
+ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc) {
+  return emit_ternary(ir::OpKind::Select, cond, a, b, loc);
 }
 
 void set_numerics(ir::Numerics n, SourceLoc loc) {
@@ -260,12 +265,13 @@ ir::Function trace(std::string name, std::vector<ir::Param> params, SourceLoc lo
 namespace tessera::tile::detail {
 
 ir::ValueId emit_load(int param, std::span<const ir::ValueId> index, const Shape& shape, Pad pad,
-                      SourceLoc loc) {
+                      SourceLoc loc, bool at_element) {
   ir::Attrs a;
   a.param = param;
   a.shape = shape;
   a.padded = pad.padded;
   a.value = pad.value;
+  a.at_element = at_element;
   return emit(ir::OpKind::Load, {index.begin(), index.end()}, a, loc);
 }
 

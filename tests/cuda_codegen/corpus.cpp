@@ -52,6 +52,45 @@ ir::Function float_math() {
       });
 }
 
+// The float math of exp2 ... trunc, the NaN / inf tests, pow fmod copysign, fma and clamp, in
+// f32, f16 (computed in f32, rounded once) and f64.
+ir::Function float_math_more() {
+  return trace_kernel<Out<float>, In<float>, In<half>, In<double>>(
+      "float_math_more",
+      {out_param("z", DType::F32, {4, 64}), in_param("x", DType::F32, 2),
+       in_param("h", DType::F16, 2), in_param("d", DType::F64, 2)},
+      [](Out<float> z, In<float> x, In<half> h, In<double> d) {
+        auto a = load_like(x, z);
+        auto u = exp2(a) + log2(abs(a) + 1.0f) + log1p(abs(a)) + expm1(a) + erf(a) + sigmoid(a);
+        auto r = floor(u) + ceil(u) + round(u) + trunc(u);
+        auto p = pow(abs(a), 1.5f) + fmod(r, 3.0f) + copysign(u, a) + fma(a, u, r);
+        auto c = clamp(p, -4.0f, 4.0f);
+        auto bad = isnan(c) | isinf(u);
+        auto hv = load_like(h, z);
+        auto hs = fma(hv, hv, sigmoid(hv)) + pow(abs(hv), hv) + clamp(hv, hv, hv);
+        auto dv = load_like(d, z);
+        auto ds = fma(dv, exp2(dv), erf(dv)) + fmod(dv, 2.0) + round(dv);
+        z.store(select(bad | isnan(ds), hs.cast<float>(), c + ds.cast<float>()));
+      });
+}
+
+// % << >> ^ ~, fma and clamp on i32, i8 (computed as int, wrapped on assignment) and i64.
+ir::Function integer_math_more() {
+  return trace_kernel<Out<int32_t>, In<int32_t>, In<int8_t>, In<int64_t>>(
+      "integer_math_more",
+      {out_param("z", DType::I32, {512}), in_param("x", DType::I32, 1), in_param("b", DType::I8, 1),
+       in_param("l", DType::I64, 1)},
+      [](Out<int32_t> z, In<int32_t> x, In<int8_t> b, In<int64_t> l) {
+        auto a = load_like(x, z);
+        auto i = (a % 7) + (a << 3) + (a >> (a & 31)) + (a ^ ~a) + fma(a, a, a) + clamp(a, -5, 5);
+        auto bv = load_like(b, z);
+        auto i8 = (bv % bv) + (bv << 2) + (bv >> bv) + (~bv ^ bv) + clamp(bv, bv, bv);
+        auto lv = load_like(l, z);
+        auto i64 = (lv % 3) + (lv << lv) + (lv >> 5) + (~lv) + fma(lv, lv, lv);
+        z.store(i + i8.cast<int32_t>() + i64.cast<int32_t>());
+      });
+}
+
 // Integer arithmetic of every width, wrapping, and casts between all dtypes.
 ir::Function integer_math() {
   return trace_kernel<Out<int32_t>, In<int32_t>, In<int32_t>>(
@@ -162,6 +201,25 @@ ir::Function reduce_fallback() {
         auto n = sum(load(i, {0, z.tile_index(1)}, {40, 24}), 0).cast<float>();  // i8 sums wrap
         auto m = min(load(d, {0, z.tile_index(1)}, {40, 24}), 0).cast<float>();
         z.store(cols + r + n + m);
+      });
+}
+
+// prod, any and all on the fast path (rows of 256) and the shared-memory one (axis 0); argmax and
+// argmin, cumsum and cumprod (inclusive and exclusive) along either axis.
+ir::Function reduce_more() {
+  return trace_kernel<Out<float>, In<float>, In<int32_t>>(
+      "reduce_more",
+      {out_param("z", DType::F32, {8, 256}), in_param("x", DType::F32, 2),
+       in_param("n", DType::I32, 2)},
+      [](Out<float> z, In<float> x, In<int32_t> n) {
+        auto t = load_like(x, z, Pad::value_of(1));
+        auto p = prod(t, 1) + prod(t, 0);                                        // [8, 256]
+        auto flags = (any(t > 2.0f, 1) & all(t > -2.0f, 1)) | any(t < 0.0f, 0);  // [8, 256]
+        auto best = argmax(t, 1) + argmin(t, 0);                                 // [8, 256]
+        auto s = cumsum(t, 1) + cumprod(t, 0, Scan::exclusive);
+        auto k = load_like(n, z);
+        auto ks = cumsum(k, 0, Scan::exclusive) + cumprod(k, 1) + argmax(k, 0) + prod(k, 1);
+        z.store(select(flags, p + s, best.cast<float>() + ks.cast<float>()));
       });
 }
 
@@ -303,6 +361,37 @@ ir::Function bool_ops() {
       });
 }
 
+// Tiles at any element (load_at): a halo on either side of the block's own tile, padded and
+// unpadded, of a 2-D f16 input (element accesses, never vectors that could straddle).
+ir::Function load_at_halo() {
+  return trace_kernel<Out<half>, In<half>, Scalar<int32_t>>(
+      "load_at_halo",
+      {out_param("z", DType::F16, {4, 64}), in_param("x", DType::F16, 2),
+       scalar_param("shift", DType::I32)},
+      [](Out<half> z, In<half> x, Scalar<int32_t> shift) {
+        const Index r = z.tile_index(0) * 4, c = z.tile_index(1) * 64;
+        auto left = load_at(x, {r, c - 1}, {4, 64});
+        auto right = load_at(x, {r + shift, c + 1}, {4, 64}, Pad::none());
+        z.store(left + right);
+      });
+}
+
+// A tile stored in column pieces from a loop (store_part), after a whole-tile store of an mma-free
+// uniform value, in bf16.
+ir::Function store_parts() {
+  return trace_kernel<Out<bfloat16>, In<bfloat16>>(
+      "store_parts", {out_param("z", DType::BF16, {4, 256}), in_param("x", DType::BF16, 2)},
+      [](Out<bfloat16> z, In<bfloat16> x) {
+        z.store(Tile<bfloat16>::zeros({4, 256}));
+        const Index r = z.tile_index(0) * 4, c0 = z.tile_index(1) * 256;
+        for_range(0, 4, [&](Index c) {
+          auto piece = load_at(x, {r, c0 + c * 64}, {4, 64});
+          z.store_part(piece * piece, {0, c * 64});
+        });
+        z.store_part(Tile<bfloat16>::full({2, 2}, bfloat16(1.0f)), {1, 1});
+      });
+}
+
 // A load that must not reach past the tensor: out-of-bounds elements set the error flag.
 ir::Function unpadded() {
   return trace_kernel<Out<float>, In<float>>(
@@ -329,6 +418,9 @@ const std::vector<CorpusKernel>& corpus() {
       {"saxpy", saxpy},
       {"float_math", float_math},
       {"integer_math", integer_math},
+      {"float_math_more", float_math_more},
+      {"integer_math_more", integer_math_more},
+      {"reduce_more", reduce_more},
       {"casts", casts},
       {"shapes", shapes},
       {"softmax_f16", softmax_f16},
@@ -343,14 +435,19 @@ const std::vector<CorpusKernel>& corpus() {
       {"gemm_i8", [] { return gemm<int8_t, int32_t>("gemm_i8", 32, 32, 32); }},
       {"mma_epilogue", mma_epilogue},
       // Pipelined on sm_90a (TMA + wgmma): the tile shapes of the fast path and a narrow K.
-      {"gemm_f16_128x256x64", [] { return gemm<half, float>("gemm_f16_128x256x64", 128, 256, 64); }},
-      {"gemm_bf16_64x128x32", [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
-      {"gemm_bf16_epilogue", [] { return gemm_epilogue<bfloat16>("gemm_bf16_epilogue", 128, 128, 64); }},
+      {"gemm_f16_128x256x64",
+       [] { return gemm<half, float>("gemm_f16_128x256x64", 128, 256, 64); }},
+      {"gemm_bf16_64x128x32",
+       [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
+      {"gemm_bf16_epilogue",
+       [] { return gemm_epilogue<bfloat16>("gemm_bf16_epilogue", 128, 128, 64); }},
       {"control", control},
       {"nested", nested},
       {"uniform_store", uniform_store},
       {"bool_ops", bool_ops},
       {"unpadded", unpadded},
+      {"load_at_halo", load_at_halo},
+      {"store_parts", store_parts},
   };
   return kernels;
 }

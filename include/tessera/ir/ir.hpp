@@ -23,8 +23,9 @@ enum class OpKind : uint8_t {
 };
 
 enum class OpClass : uint8_t {
-  Interface, Creation, Unary, UnaryFloat, UnaryBool, Cast, Binary, BinaryBool, Compare, Select,
-  Broadcast, Reshape, Permute, Reduce, Mma, Load, Store, For, If, Yield, Print, Local,
+  Interface, Creation, Unary, UnaryFloat, UnaryBool, Classify, Cast, Binary, BinaryBool,
+  BinaryFloat, BinaryInt, Compare, Select, Ternary, Broadcast, Reshape, Permute, Reduce, ArgReduce,
+  Scan, Mma, Load, Store, For, If, Yield, Print, Local,
 };
 
 struct OpInfo {
@@ -52,7 +53,7 @@ using ValueId = uint32_t;
 
 // Attributes. Each op kind reads the fields its row documents; the rest stay default.
 struct Attrs {
-  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions
+  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions, scans
   int param = -1;        // which kernel parameter: scalar_param, dim, load, store
   int var = -1;          // local_load / local_store
   Shape shape;           // constant, iota, broadcast, reshape, load
@@ -62,6 +63,10 @@ struct Attrs {
   // it through integer_constant(), which falls back to `value` for IR built without it.
   std::optional<int64_t> exact;
   bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
+  bool exclusive = false;    // scans: element i covers 0..i-1 (else 0..i)
+  // load: the operands are the element where the tile starts along each axis (load_at), not its
+  // tile coordinate.
+  bool at_element = false;
   DType dtype = DType::F32;  // constant, iota, cast: the result dtype
   std::string text;      // print
   friend bool operator==(const Attrs&, const Attrs&) = default;

@@ -32,6 +32,32 @@ inline Index num_tiles(int axis, std::source_location l = std::source_location::
   return Index(detail::emit(ir::OpKind::NumTiles, {}, a, l));
 }
 
+// A tile coordinate: a constant or a traced Index.
+struct IndexArg {
+  IndexArg(int v, std::source_location l = std::source_location::current())  // NOLINT
+      : value(v), loc(l) {}
+  IndexArg(const Index& v, std::source_location l = std::source_location::current())  // NOLINT
+      : value(&v), loc(l) {}
+  // A tile of another element type -- most often x.dim(axis), an i64 extent -- is not an index:
+  // this overload exists only to say what to write instead of the list of candidates.
+  template <Element T>
+    requires(!std::is_same_v<T, int32_t>)
+  IndexArg(const Tile<T>&, std::source_location l = std::source_location::current())  // NOLINT
+      : loc(l) {
+    static_assert(detail::always_false<T>,
+                  "a for_range bound or step, or a load coordinate, must be an Index "
+                  "(Tile<int32_t>) or an int, not a tile of another element type; x.dim(axis) "
+                  "is an i64 extent: turn it into an i32 count first, e.g. "
+                  "cast<int32_t>((x.dim(1) + (BK - 1)) / BK)");
+  }
+  ir::ValueId get() const {
+    if (auto* i = std::get_if<int>(&value)) return detail::emit_constant(DType::I32, *i, loc);
+    return std::get<const Index*>(value)->value(loc);
+  }
+  std::variant<int, const Index*> value;
+  SourceLoc loc;
+};
+
 // R: the tensor's rank when the kernel fixes it (checked when the launch is compiled, or at
 // launch for tensors whose rank is not static), or kDynamicRank.
 template <Element T, int R = kDynamicRank>
@@ -46,6 +72,18 @@ class Out {
     ir::Attrs a;
     a.param = index_;
     detail::emit(ir::OpKind::Store, {tile.value(l)}, a, l);
+  }
+  // Writes `piece` into this block's tile with its first element at `offset` within the tile (one
+  // int or Index per axis): a tile stored in parts, such as column chunks in a loop. Elements
+  // that fall outside the block's tile (or the tensor) are dropped: a block writes only its own
+  // tile. Elements no piece covers keep what they held.
+  void store_part(const Tile<T>& piece, std::initializer_list<IndexArg> offset,
+                  std::source_location l = std::source_location::current()) const {
+    std::vector<ir::ValueId> operands{piece.value(l)};
+    for (const IndexArg& i : offset) operands.push_back(i.get());
+    ir::Attrs a;
+    a.param = index_;
+    detail::emit(ir::OpKind::StorePart, std::move(operands), a, l);
   }
   // The shape of this block's tile (fixed by the partition) and the tensor's rank.
   const Shape& shape() const { return detail::param(index_).tile_shape; }
@@ -111,32 +149,6 @@ class Scalar : public Tile<T> {
   }
 };
 
-// A tile coordinate: a constant or a traced Index.
-struct IndexArg {
-  IndexArg(int v, std::source_location l = std::source_location::current())  // NOLINT
-      : value(v), loc(l) {}
-  IndexArg(const Index& v, std::source_location l = std::source_location::current())  // NOLINT
-      : value(&v), loc(l) {}
-  // A tile of another element type -- most often x.dim(axis), an i64 extent -- is not an index:
-  // this overload exists only to say what to write instead of the list of candidates.
-  template <Element T>
-    requires(!std::is_same_v<T, int32_t>)
-  IndexArg(const Tile<T>&, std::source_location l = std::source_location::current())  // NOLINT
-      : loc(l) {
-    static_assert(detail::always_false<T>,
-                  "a for_range bound or step, or a load coordinate, must be an Index "
-                  "(Tile<int32_t>) or an int, not a tile of another element type; x.dim(axis) "
-                  "is an i64 extent: turn it into an i32 count first, e.g. "
-                  "cast<int32_t>((x.dim(1) + (BK - 1)) / BK)");
-  }
-  ir::ValueId get() const {
-    if (auto* i = std::get_if<int>(&value)) return detail::emit_constant(DType::I32, *i, loc);
-    return std::get<const Index*>(value)->value(loc);
-  }
-  std::variant<int, const Index*> value;
-  SourceLoc loc;
-};
-
 // What a load reads outside the tensor: a padding value (zero by default), or nothing, in which
 // case reaching outside is a BoundsError at run time.
 struct Pad {
@@ -149,8 +161,9 @@ struct Pad {
 };
 
 namespace detail {
+// `at_element`: `index` holds the tile's first element along each axis, not its tile coordinate.
 ir::ValueId emit_load(int param, std::span<const ir::ValueId> index, const Shape& shape, Pad pad,
-                      SourceLoc loc);
+                      SourceLoc loc, bool at_element = false);
 }  // namespace detail
 
 // The tile of `shape` at tile coordinate `index` of x: elements [index[d] * shape[d], ...).
@@ -160,6 +173,16 @@ Tile<T> load(const In<T, R>& x, std::initializer_list<IndexArg> index, Shape sha
   std::vector<ir::ValueId> idx;
   for (const IndexArg& i : index) idx.push_back(i.get());
   return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l));
+}
+
+// The tile of `shape` whose first element is element `start` of x (one index per axis, any
+// values: a sliding window, a halo, the row at a run-time position), padded like load().
+template <Element T, int R>
+Tile<T> load_at(const In<T, R>& x, std::initializer_list<IndexArg> start, Shape shape, Pad pad = {},
+                std::source_location l = std::source_location::current()) {
+  std::vector<ir::ValueId> idx;
+  for (const IndexArg& i : start) idx.push_back(i.get());
+  return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l, /*at_element=*/true));
 }
 
 // The tile of x that lies where z's tile lies: same tile coordinate, same tile shape.

@@ -143,12 +143,21 @@ class Tile : public detail::Traced {
   TESSERA_TILE_BINARY(>=, CmpGe, Tile<bool>)
   TESSERA_TILE_BINARY(&, And, Tile)
   TESSERA_TILE_BINARY(|, Or, Tile)
+  TESSERA_TILE_BINARY(^, Xor, Tile)
+  // Integers only (a KernelError names fmod for floats): remainder, and shifts.
+  TESSERA_TILE_BINARY(%, Rem, Tile)
+  TESSERA_TILE_BINARY(<<, Shl, Tile)
+  TESSERA_TILE_BINARY(>>, Shr, Tile)
 #undef TESSERA_TILE_BINARY
 
   friend Tile operator-(At<Tile> a) {
     return Tile(detail::emit(ir::OpKind::Neg, {a.value.get(a.loc)}, {}, a.loc));
   }
   friend Tile operator!(At<Tile> a) {
+    return Tile(detail::emit(ir::OpKind::Not, {a.value.get(a.loc)}, {}, a.loc));
+  }
+  // Bitwise not of integers (logical not of bools); the IR's `not`.
+  friend Tile operator~(At<Tile> a) {
     return Tile(detail::emit(ir::OpKind::Not, {a.value.get(a.loc)}, {}, a.loc));
   }
   // The right operand is an At<Tile>, so the location recorded is the user's `a += b`, not a
@@ -164,6 +173,7 @@ class Tile : public detail::Traced {
   TESSERA_TILE_COMPOUND(-=, Sub)
   TESSERA_TILE_COMPOUND(*=, Mul)
   TESSERA_TILE_COMPOUND(/=, Div)
+  TESSERA_TILE_COMPOUND(%=, Rem)
 #undef TESSERA_TILE_COMPOUND
 
   // The SSA value at the current point of the trace (for library code that emits ops).
@@ -208,7 +218,70 @@ TESSERA_TILE_UNARY(tanh, Tanh)
 TESSERA_TILE_UNARY(sin, Sin)
 TESSERA_TILE_UNARY(cos, Cos)
 TESSERA_TILE_UNARY(abs, Abs)
+TESSERA_TILE_UNARY(exp2, Exp2)
+TESSERA_TILE_UNARY(log2, Log2)
+TESSERA_TILE_UNARY(log1p, Log1p)  // log(1 + x), accurate near x = 0
+TESSERA_TILE_UNARY(expm1, Expm1)  // exp(x) - 1, accurate near x = 0
+TESSERA_TILE_UNARY(erf, Erf)
+TESSERA_TILE_UNARY(sigmoid, Sigmoid)  // 1 / (1 + exp(-x))
+TESSERA_TILE_UNARY(floor, Floor)
+TESSERA_TILE_UNARY(ceil, Ceil)
+TESSERA_TILE_UNARY(round, Round)  // to nearest, ties to even (as torch.round, numpy.round)
+TESSERA_TILE_UNARY(trunc, Trunc)
 #undef TESSERA_TILE_UNARY
+
+// Whether each element is NaN / infinite (floats).
+template <Element T>
+Tile<bool> isnan(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit(ir::OpKind::IsNan, {x.value(l)}, {}, l));
+}
+template <Element T>
+Tile<bool> isinf(const Tile<T>& x, std::source_location l = std::source_location::current()) {
+  return Tile<bool>(detail::emit(ir::OpKind::IsInf, {x.value(l)}, {}, l));
+}
+
+// Two-operand float functions, broadcasting; either operand may be a plain value.
+#define TESSERA_TILE_BINARY_FN(name, kind)                                     \
+  template <Element T>                                                         \
+  Tile<T> name(const Tile<T>& a, const Tile<T>& b,                             \
+               std::source_location l = std::source_location::current()) {     \
+    const ir::ValueId av = a.value(l), bv = b.value(l); /* in operand order */ \
+    return Tile<T>(detail::emit_binary(ir::OpKind::kind, av, bv, l));          \
+  }                                                                            \
+  template <Element T>                                                         \
+  Tile<T> name(const Tile<T>& a, std::type_identity_t<T> b,                    \
+               std::source_location l = std::source_location::current()) {     \
+    return name(a, Tile<T>::full({}, b, l), l);                                \
+  }                                                                            \
+  template <Element T>                                                         \
+  Tile<T> name(std::type_identity_t<T> a, const Tile<T>& b,                    \
+               std::source_location l = std::source_location::current()) {     \
+    return name(Tile<T>::full({}, a, l), b, l);                                \
+  }
+TESSERA_TILE_BINARY_FN(pow, Pow)            // a ** b
+TESSERA_TILE_BINARY_FN(fmod, Fmod)          // a - trunc(a / b) * b, exact; the sign of a
+TESSERA_TILE_BINARY_FN(copysign, Copysign)  // |a| with the sign of b
+#undef TESSERA_TILE_BINARY_FN
+
+// a * b + c, rounded once (integers wrap); the three broadcast to one shape.
+template <Element T>
+Tile<T> fma(const Tile<T>& a, const Tile<T>& b, const Tile<T>& c,
+            std::source_location l = std::source_location::current()) {
+  const ir::ValueId av = a.value(l), bv = b.value(l), cv = c.value(l);
+  return Tile<T>(detail::emit_ternary(ir::OpKind::Fma, av, bv, cv, l));
+}
+// min(max(x, lo), hi); NaN if any operand is NaN.
+template <Element T>
+Tile<T> clamp(const Tile<T>& x, const Tile<T>& lo, const Tile<T>& hi,
+              std::source_location l = std::source_location::current()) {
+  const ir::ValueId xv = x.value(l), lov = lo.value(l), hiv = hi.value(l);
+  return Tile<T>(detail::emit_ternary(ir::OpKind::Clamp, xv, lov, hiv, l));
+}
+template <Element T>
+Tile<T> clamp(const Tile<T>& x, std::type_identity_t<T> lo, std::type_identity_t<T> hi,
+              std::source_location l = std::source_location::current()) {
+  return clamp(x, Tile<T>::full({}, lo, l), Tile<T>::full({}, hi, l), l);
+}
 
 template <Element T>
 Tile<T> maximum(const Tile<T>& a, const Tile<T>& b,
@@ -300,7 +373,42 @@ Tile<T> iota(Shape shape, int axis = -1, std::source_location l = std::source_lo
 TESSERA_TILE_REDUCE(sum, ReduceSum)
 TESSERA_TILE_REDUCE(max, ReduceMax)
 TESSERA_TILE_REDUCE(min, ReduceMin)
+TESSERA_TILE_REDUCE(prod, ReduceProd)
+TESSERA_TILE_REDUCE(any, ReduceAny)  // of a Tile<bool>
+TESSERA_TILE_REDUCE(all, ReduceAll)  // of a Tile<bool>
 #undef TESSERA_TILE_REDUCE
+
+// The index along `axis` (i32, the axis kept with extent 1) of the largest / smallest element:
+// the first on ties, the first NaN if there is one.
+#define TESSERA_TILE_ARG_REDUCE(name, kind)                                      \
+  template <Element T>                                                           \
+  Tile<int32_t> name(const Tile<T>& x, int axis,                                 \
+                     std::source_location l = std::source_location::current()) { \
+    ir::Attrs a;                                                                 \
+    a.axis = axis < 0 ? x.rank() + axis : axis;                                  \
+    return Tile<int32_t>(detail::emit(ir::OpKind::kind, {x.value(l)}, a, l));    \
+  }
+TESSERA_TILE_ARG_REDUCE(argmax, ArgMax)
+TESSERA_TILE_ARG_REDUCE(argmin, ArgMin)
+#undef TESSERA_TILE_ARG_REDUCE
+
+// Whether element i of a scan covers elements 0..i (inclusive) or 0..i-1 (exclusive: element 0
+// is the identity, 0 for cumsum and 1 for cumprod).
+enum class Scan : uint8_t { inclusive, exclusive };
+
+// Prefix sums / products along `axis` (negative counts from the end), of the input's shape.
+#define TESSERA_TILE_SCAN(name, kind)                                      \
+  template <Element T>                                                     \
+  Tile<T> name(const Tile<T>& x, int axis, Scan scan = Scan::inclusive,    \
+               std::source_location l = std::source_location::current()) { \
+    ir::Attrs a;                                                           \
+    a.axis = axis < 0 ? x.rank() + axis : axis;                            \
+    a.exclusive = scan == Scan::exclusive;                                 \
+    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, a, l));    \
+  }
+TESSERA_TILE_SCAN(cumsum, CumSum)
+TESSERA_TILE_SCAN(cumprod, CumProd)
+#undef TESSERA_TILE_SCAN
 
 // a[M,K] @ b[K,N] + acc[M,N], accumulated in acc's type (tensor cores on the GPU).
 template <Element A, Element C>

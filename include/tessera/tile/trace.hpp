@@ -54,6 +54,9 @@ ir::ValueId emit(ir::OpKind kind, std::vector<ir::ValueId> operands, const ir::A
 ir::ValueId emit_binary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, SourceLoc loc);
 // select(cond, a, b) with the three broadcast numpy-style to one shape.
 ir::ValueId emit_select(ir::ValueId cond, ir::ValueId a, ir::ValueId b, SourceLoc loc);
+// An elementwise op of three operands (fma, clamp) with the three broadcast numpy-style.
+ir::ValueId emit_ternary(ir::OpKind kind, ir::ValueId a, ir::ValueId b, ir::ValueId c,
+                         SourceLoc loc);
 // A rank-0 constant of `dtype`.
 ir::ValueId emit_constant(DType dtype, double value, SourceLoc loc);
 // A rank-0 constant of an integer dtype, held exactly (an i64 above 2^53 included).

@@ -124,6 +124,21 @@ class Interpreter {
           round_to(r.dtype, fp ? Value(f(static_cast<double>(x.v[i]), static_cast<double>(y.v[i])))
                                : Value(f(x.v[i], y.v[i])));
   }
+  template <class F>
+  void zip3(BlockState& s, const ir::Op& op, F f) {
+    const TileData& x = in(s, op, 0);
+    const TileData& y = in(s, op, 1);
+    const TileData& z = in(s, op, 2);
+    TileData& r = out(s, op);
+    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = round_to(r.dtype, f(x.v[i], y.v[i], z.v[i]));
+  }
+  // A bool result of a test of each float element.
+  template <class F>
+  void test(BlockState& s, const ir::Op& op, F f) {
+    const TileData& x = in(s, op, 0);
+    TileData& r = out(s, op);
+    for (size_t i = 0; i < r.v.size(); ++i) r.v[i] = f(static_cast<double>(x.v[i])) ? 1 : 0;
+  }
   // Integer results computed on the 64-bit pattern, wrapping as the GPU does.
   static int64_t bits(Value x) { return static_cast<int64_t>(x); }
   static Value from_bits(uint64_t u) { return static_cast<Value>(static_cast<int64_t>(u)); }
@@ -179,8 +194,35 @@ class Interpreter {
         return map(s, op, [](auto x) { return std::cos(x); });
       case OpKind::Abs:
         return map(s, op, [](auto x) { return std::fabs(x); });
-      case OpKind::Not:
-        return map(s, op, [](auto x) { return x != 0 ? 0.0 : 1.0; });
+      case OpKind::Exp2:
+        return map(s, op, [](auto x) { return std::exp2(x); });
+      case OpKind::Log2:
+        return map(s, op, [](auto x) { return std::log2(x); });
+      case OpKind::Log1p:
+        return map(s, op, [](auto x) { return std::log1p(x); });
+      case OpKind::Expm1:
+        return map(s, op, [](auto x) { return std::expm1(x); });
+      case OpKind::Erf:
+        return map(s, op, [](auto x) { return std::erf(x); });
+      case OpKind::Sigmoid:
+        return map(s, op, [](auto x) { return 1 / (1 + std::exp(-x)); });
+      case OpKind::Floor:
+        return map(s, op, [](auto x) { return std::floor(x); });
+      case OpKind::Ceil:
+        return map(s, op, [](auto x) { return std::ceil(x); });
+      case OpKind::Round:  // to nearest, ties to even (the default rounding mode)
+        return map(s, op, [](auto x) { return std::nearbyint(x); });
+      case OpKind::Trunc:
+        return map(s, op, [](auto x) { return std::trunc(x); });
+      case OpKind::IsNan:
+        return test(s, op, [](double x) { return std::isnan(x); });
+      case OpKind::IsInf:
+        return test(s, op, [](double x) { return std::isinf(x); });
+      case OpKind::Not: {
+        if (in(s, op, 0).dtype == DType::Bool)
+          return map(s, op, [](auto x) { return x != 0 ? 0.0 : 1.0; });
+        return map(s, op, [](Value x) { return static_cast<Value>(~bits(x)); });
+      }
       case OpKind::Cast: {
         const TileData& x = in(s, op, 0);
         TileData& r = out(s, op);
@@ -232,6 +274,60 @@ class Interpreter {
           return boolean ? Value(x != 0 || y != 0) : static_cast<Value>(bits(x) | bits(y));
         });
       }
+      case OpKind::Xor: {
+        const bool boolean = in(s, op, 0).dtype == DType::Bool;
+        return zip(s, op, [boolean](Value x, Value y) {
+          return boolean ? Value((x != 0) != (y != 0)) : static_cast<Value>(bits(x) ^ bits(y));
+        });
+      }
+      case OpKind::Pow:
+        return zip(s, op, [](auto x, auto y) { return std::pow(x, y); });
+      case OpKind::Fmod:
+        return zip(s, op, [](auto x, auto y) { return std::fmod(x, y); });
+      case OpKind::Copysign:
+        return zip(s, op, [](auto x, auto y) { return std::copysign(x, y); });
+      case OpKind::Rem:
+        // Truncating, as C++; a % 0 = a (so a == (a / b) * b + a % b with a / 0 = 0), and
+        // INT64_MIN % -1 = 0 (C++ leaves both undefined).
+        return zip(s, op, [](Value x, Value y) {
+          const int64_t n = bits(x), d = bits(y);
+          if (d == 0) return x;
+          if (d == -1) return Value(0);
+          return static_cast<Value>(n % d);
+        });
+      case OpKind::Shl:
+      case OpKind::Shr: {
+        const int width = static_cast<int>(dtype_size(in(s, op, 0).dtype)) * 8;
+        const bool left = op.kind == OpKind::Shl;
+        return zip(s, op, [width, left](Value x, Value y) {
+          const int64_t a = bits(x), n = bits(y);
+          if (n < 0 || n >= width) return left ? Value(0) : Value(a < 0 ? -1 : 0);
+          // On the 64-bit pattern: the low `width` bits are the result, which round_to keeps.
+          return left ? from_bits(static_cast<uint64_t>(a) << n) : static_cast<Value>(a >> n);
+        });
+      }
+      case OpKind::Fma: {
+        const DType t = in(s, op, 0).dtype;
+        if (t == DType::F32)
+          return zip3(s, op, [](Value a, Value b, Value c) {
+            return Value(
+                std::fma(static_cast<float>(a), static_cast<float>(b), static_cast<float>(c)));
+          });
+        if (is_float(t))  // f64, and f16/bf16: fused in f64, then rounded once more to the type
+          return zip3(s, op, [](Value a, Value b, Value c) {
+            return Value(
+                std::fma(static_cast<double>(a), static_cast<double>(b), static_cast<double>(c)));
+          });
+        return zip3(s, op, [](Value a, Value b, Value c) {  // integers wrap
+          return from_bits(static_cast<uint64_t>(bits(a)) * static_cast<uint64_t>(bits(b)) +
+                           static_cast<uint64_t>(bits(c)));
+        });
+      }
+      case OpKind::Clamp:
+        return zip3(s, op, [](Value x, Value lo, Value hi) {
+          if (std::isnan(x) || std::isnan(lo) || std::isnan(hi)) return Value(NAN);
+          return std::min(std::max(x, lo), hi);
+        });
       case OpKind::CmpEq:
         return zip(s, op, [](auto x, auto y) { return double(x == y); });
       case OpKind::CmpNe:
@@ -281,26 +377,40 @@ class Interpreter {
       }
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
-      case OpKind::ReduceMin: {
+      case OpKind::ReduceMin:
+      case OpKind::ReduceProd:
+      case OpKind::ReduceAny:
+      case OpKind::ReduceAll: {
         const TileData& x = in(s, op, 0);
         TileData& r = out(s, op);
-        const Value init = op.kind == OpKind::ReduceSum   ? 0.0L
+        const Value init = op.kind == OpKind::ReduceSum || op.kind == OpKind::ReduceAny    ? 0.0L
+                           : op.kind == OpKind::ReduceProd || op.kind == OpKind::ReduceAll ? 1.0L
                            : op.kind == OpKind::ReduceMax ? -INFINITY
                                                           : INFINITY;
         std::fill(r.v.begin(), r.v.end(), init);
         const Shape rs = row_major_strides(r.shape);
         const bool integer_sum = op.kind == OpKind::ReduceSum && !is_float(r.dtype);
+        const bool integer_prod = op.kind == OpKind::ReduceProd && !is_float(r.dtype);
         for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
           int64_t dst = 0;
           for (size_t d = 0; d < idx.size(); ++d)
             dst += (static_cast<int>(d) == a.axis ? 0 : idx[d]) * rs[d];
           Value& acc = r.v[dst];
           const Value e = x.v[flat];
-          // Integer sums wrap at each step, as the GPU's do, and so stay exact.
+          // Integer sums and products wrap at each step, as the GPU's do, and so stay exact.
           if (integer_sum)
             acc = round_to(r.dtype, acc + e);
+          else if (integer_prod)
+            acc = round_to(r.dtype, from_bits(static_cast<uint64_t>(bits(acc)) *
+                                              static_cast<uint64_t>(bits(e))));
           else if (op.kind == OpKind::ReduceSum)
             acc = static_cast<double>(acc) + static_cast<double>(e);
+          else if (op.kind == OpKind::ReduceProd)
+            acc = static_cast<double>(acc) * static_cast<double>(e);
+          else if (op.kind == OpKind::ReduceAny)
+            acc = acc != 0 || e != 0 ? 1 : 0;
+          else if (op.kind == OpKind::ReduceAll)
+            acc = acc != 0 && e != 0 ? 1 : 0;
           else if (std::isnan(e) || std::isnan(acc))
             acc = NAN;
           else
@@ -309,6 +419,12 @@ class Interpreter {
         for (Value& e : r.v) e = round_to(r.dtype, e);
         return;
       }
+      case OpKind::ArgMax:
+      case OpKind::ArgMin:
+        return arg_reduce(s, op);
+      case OpKind::CumSum:
+      case OpKind::CumProd:
+        return scan(s, op);
       case OpKind::Mma: {
         const TileData& x = in(s, op, 0);
         const TileData& y = in(s, op, 1);
@@ -338,6 +454,9 @@ class Interpreter {
         return;
       case OpKind::Store:
         store(s, op);
+        return;
+      case OpKind::StorePart:
+        store_part(s, op);
         return;
       case OpKind::For: {
         const int64_t lb = static_cast<int64_t>(scalar(in(s, op, 0)));
@@ -388,14 +507,65 @@ class Interpreter {
     TESSERA_INTERNAL_CHECK(false, "op '", ir::mnemonic(op.kind), "' reached the interpreter");
   }
 
-  // Element offset (in elements) of tile element `idx` of tile `coord` x `shape`, or nullopt when
-  // it lies outside the tensor; `axis_out` tells which axis left it.
+  // argmax / argmin along the axis: the first index of the best element, a NaN being better
+  // than any number (so the first NaN wins).
+  void arg_reduce(BlockState& s, const ir::Op& op) {
+    const TileData& x = in(s, op, 0);
+    TileData& r = out(s, op);
+    const size_t axis = static_cast<size_t>(op.attrs.axis);
+    const int64_t stride = row_major_strides(x.shape)[axis], extent = x.shape[axis];
+    const Shape xs = row_major_strides(x.shape);
+    const bool max = op.kind == OpKind::ArgMax;
+    for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+      int64_t base = 0;
+      for (size_t d = 0; d < idx.size(); ++d) base += idx[d] * xs[d];  // idx[axis] is 0
+      Value best = x.v[base];
+      int64_t at = 0;
+      for (int64_t j = 1; j < extent && !std::isnan(best); ++j) {
+        const Value v = x.v[base + j * stride];
+        if (std::isnan(v) || (max ? v > best : v < best)) best = v, at = j;
+      }
+      r.v[flat] = static_cast<Value>(at);
+    });
+  }
+
+  // cumsum / cumprod along the axis: floats accumulate in double and round once per element;
+  // integers wrap at each step (exact), as the GPU's do.
+  void scan(BlockState& s, const ir::Op& op) {
+    const TileData& x = in(s, op, 0);
+    TileData& r = out(s, op);
+    const size_t axis = static_cast<size_t>(op.attrs.axis);
+    const int64_t stride = row_major_strides(x.shape)[axis], extent = x.shape[axis];
+    const bool sum = op.kind == OpKind::CumSum, integer = !is_float(r.dtype);
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      if (idx[axis] != 0) return;  // each line once, from its first element
+      Value acc = sum ? 0 : 1;
+      for (int64_t j = 0; j < extent; ++j) {
+        const int64_t at = flat + j * stride;
+        if (op.attrs.exclusive) r.v[at] = round_to(r.dtype, acc);
+        const Value e = x.v[at];
+        if (integer)
+          acc = round_to(r.dtype, sum ? acc + e
+                                      : from_bits(static_cast<uint64_t>(bits(acc)) *
+                                                  static_cast<uint64_t>(bits(e))));
+        else
+          acc = sum ? Value(static_cast<double>(acc) + static_cast<double>(e))
+                    : Value(static_cast<double>(acc) * static_cast<double>(e));
+        if (!op.attrs.exclusive) r.v[at] = round_to(r.dtype, acc);
+      }
+    });
+  }
+
+  // Element offset (in elements) of tile element `idx` of tile `coord` x `shape` (or, `at_element`,
+  // of the tile whose first element is `coord`), or nullopt when it lies outside the tensor;
+  // `axis_out` tells which axis left it.
   static bool locate(const TensorArg& t, const Shape& coord, const Shape& tile, const Shape& idx,
-                     int64_t& offset, int& axis_out, int64_t& global_out) {
+                     int64_t& offset, int& axis_out, int64_t& global_out, bool at_element = false) {
     offset = 0;
     for (size_t d = 0; d < idx.size(); ++d) {
       // Checked: a coordinate far outside the grid must not wrap back into the tensor.
-      const std::optional<int64_t> start = checked_mul(coord[d], tile[d]);
+      const std::optional<int64_t> start =
+          at_element ? std::optional<int64_t>(coord[d]) : checked_mul(coord[d], tile[d]);
       const std::optional<int64_t> at = start ? checked_add(*start, idx[d]) : std::nullopt;
       const int64_t g = at.value_or(std::numeric_limits<int64_t>::max());
       if (!at || g < 0 || g >= t.shape[d]) {
@@ -421,15 +591,15 @@ class Interpreter {
     for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
       int64_t offset = 0, global = 0;
       int axis = 0;
-      if (locate(t, coord, a.shape, idx, offset, axis, global)) {
+      if (locate(t, coord, a.shape, idx, offset, axis, global, a.at_element)) {
         r.v[flat] = read_element(t.data, t.dtype, offset);
       } else if (a.padded) {
         r.v[flat] = pad;
       } else {
-        fail_at<BoundsError>(op.loc, "unpadded load from '", f_.params[a.param].name, "' at tile ",
-                             to_string(coord), " of shape ", to_string(a.shape),
-                             " reaches element ", global, " along axis ", axis,
-                             ", outside the tensor's extent ", t.shape[axis],
+        fail_at<BoundsError>(op.loc, "unpadded load from '", f_.params[a.param].name,
+                             a.at_element ? "' at element " : "' at tile ", to_string(coord),
+                             " of shape ", to_string(a.shape), " reaches element ", global,
+                             " along axis ", axis, ", outside the tensor's extent ", t.shape[axis],
                              "; load with padding (the default) to read past the edge");
       }
     });
@@ -443,6 +613,27 @@ class Interpreter {
       int64_t offset = 0, global = 0;
       int axis = 0;
       if (locate(t, s.coord, p.tile_shape, idx, offset, axis, global))
+        write_element(t.data, t.dtype, offset, x.v[flat]);
+    });
+  }
+
+  // A piece of this block's tile at `offsets` within it: elements outside the tile are dropped
+  // (a block writes only its own tile), as are those outside the tensor.
+  void store_part(BlockState& s, const ir::Op& op) {
+    const ir::Param& p = f_.params.at(op.attrs.param);
+    const TensorArg& t = args_.args.at(op.attrs.param).tensor;
+    const TileData& x = in(s, op, 0);
+    Shape at(p.tile_shape.size());
+    for (size_t d = 0; d < at.size(); ++d) at[d] = static_cast<int64_t>(scalar(in(s, op, d + 1)));
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      Shape local(idx.size());
+      for (size_t d = 0; d < idx.size(); ++d) {
+        local[d] = at[d] + idx[d];  // |offset| < 2^31 and idx < 2^31: no overflow
+        if (local[d] < 0 || local[d] >= p.tile_shape[d]) return;
+      }
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (locate(t, s.coord, p.tile_shape, local, offset, axis, global))
         write_element(t.data, t.dtype, offset, x.v[flat]);
     });
   }

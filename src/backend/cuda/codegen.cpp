@@ -222,11 +222,15 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
       case ir::OpClass::Unary:
       case ir::OpClass::UnaryFloat:
       case ir::OpClass::UnaryBool:
+      case ir::OpClass::Classify:
       case ir::OpClass::Cast:
       case ir::OpClass::Binary:
       case ir::OpClass::BinaryBool:
+      case ir::OpClass::BinaryFloat:
+      case ir::OpClass::BinaryInt:
       case ir::OpClass::Compare:
       case ir::OpClass::Select:
+      case ir::OpClass::Ternary:
       case ir::OpClass::Creation:
       case ir::OpClass::Reshape:
         return op.kind != OpKind::Iota &&
@@ -246,6 +250,8 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
       case ir::OpClass::Interface:
       case ir::OpClass::Permute:
       case ir::OpClass::Reduce:
+      case ir::OpClass::ArgReduce:
+      case ir::OpClass::Scan:
       case ir::OpClass::Mma:
       case ir::OpClass::Store:
       case ir::OpClass::For:
@@ -296,11 +302,15 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
       case ir::OpClass::Unary:
       case ir::OpClass::UnaryFloat:
       case ir::OpClass::UnaryBool:
+      case ir::OpClass::Classify:
       case ir::OpClass::Cast:
       case ir::OpClass::Binary:
       case ir::OpClass::BinaryBool:
+      case ir::OpClass::BinaryFloat:
+      case ir::OpClass::BinaryInt:
       case ir::OpClass::Compare:
       case ir::OpClass::Select:
+      case ir::OpClass::Ternary:
         break;
       case ir::OpClass::Broadcast:
         ok = ok && layout(op.operands[0]).kind != LayoutKind::Distributed;
@@ -313,6 +323,8 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
       case ir::OpClass::Reshape:
       case ir::OpClass::Permute:
       case ir::OpClass::Reduce:
+      case ir::OpClass::ArgReduce:
+      case ir::OpClass::Scan:
       case ir::OpClass::Mma:
       case ir::OpClass::Store:
       case ir::OpClass::For:
@@ -442,6 +454,18 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::Cos:
     case OpKind::Abs:
     case OpKind::Not:
+    case OpKind::Exp2:
+    case OpKind::Log2:
+    case OpKind::Log1p:
+    case OpKind::Expm1:
+    case OpKind::Erf:
+    case OpKind::Sigmoid:
+    case OpKind::Floor:
+    case OpKind::Ceil:
+    case OpKind::Round:
+    case OpKind::Trunc:
+    case OpKind::IsNan:
+    case OpKind::IsInf:
       return unary(op);
     case OpKind::Cast:
       return cast_op(op);
@@ -459,9 +483,19 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::CmpLe:
     case OpKind::CmpGt:
     case OpKind::CmpGe:
+    case OpKind::Xor:
+    case OpKind::Pow:
+    case OpKind::Fmod:
+    case OpKind::Copysign:
+    case OpKind::Rem:
+    case OpKind::Shl:
+    case OpKind::Shr:
       return binary(op);
     case OpKind::Select:
       return select(op);
+    case OpKind::Fma:
+    case OpKind::Clamp:
+      return ternary(op);
     case OpKind::Broadcast:
       return broadcast(op);
     case OpKind::Reshape:
@@ -471,13 +505,24 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::ReduceMin:
+    case OpKind::ReduceProd:
+    case OpKind::ReduceAny:
+    case OpKind::ReduceAll:
       return reduce(op);
+    case OpKind::ArgMax:
+    case OpKind::ArgMin:
+      return arg_reduce(op);
+    case OpKind::CumSum:
+    case OpKind::CumProd:
+      return scan(op);
     case OpKind::Mma:
       return mma(op);
     case OpKind::Load:
       return load(op);
     case OpKind::Store:
       return store(op);
+    case OpKind::StorePart:
+      return store_part(op);
     case OpKind::For:
       return for_loop(op);
     case OpKind::If:

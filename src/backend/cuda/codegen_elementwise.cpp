@@ -39,7 +39,19 @@ std::string unary_expr(OpKind k, DType t, DType rt, ir::Numerics numerics, const
     if (std::string e = fast_unary(k, t, rt, x); !e.empty()) return e;
   if (k == OpKind::Neg) return "tsr_neg(" + x + ")";
   if (k == OpKind::Abs) return "tsr_abs(" + x + ")";
-  if (k == OpKind::Not) return "!" + x;
+  if (k == OpKind::Not) return t == DType::Bool ? "!" + x : "~" + x;  // integers: wraps
+  if (k == OpKind::IsNan) return "(" + x + " != " + x + ")";
+  if (k == OpKind::IsInf) return "tsr_isinf(" + x + ")";
+  if (k == OpKind::Exp2) return math(t, rt, "exp2f", "exp2", x);
+  if (k == OpKind::Log2) return math(t, rt, "log2f", "log2", x);
+  if (k == OpKind::Log1p) return math(t, rt, "log1pf", "log1p", x);
+  if (k == OpKind::Expm1) return math(t, rt, "expm1f", "expm1", x);
+  if (k == OpKind::Erf) return math(t, rt, "erff", "erf", x);
+  if (k == OpKind::Sigmoid) return math(t, rt, "tsr_sigmoid", "tsr_sigmoid", x);
+  if (k == OpKind::Floor) return math(t, rt, "floorf", "floor", x);
+  if (k == OpKind::Ceil) return math(t, rt, "ceilf", "ceil", x);
+  if (k == OpKind::Round) return math(t, rt, "rintf", "rint", x);  // ties to even
+  if (k == OpKind::Trunc) return math(t, rt, "truncf", "trunc", x);
   if (k == OpKind::Exp) return math(t, rt, "expf", "exp", x);
   if (k == OpKind::Log) return math(t, rt, "logf", "log", x);
   if (k == OpKind::Sqrt) return math(t, rt, "sqrtf", "sqrt", x);
@@ -65,6 +77,15 @@ std::string binary_expr(OpKind k, DType t, DType rt, ir::Numerics numerics, cons
   if (k == OpKind::Min) return (fast ? "tsr_min_fast" : "tsr_min") + args;
   if (k == OpKind::And) return "(" + a + (t == DType::Bool ? " && " : " & ") + b + ")";
   if (k == OpKind::Or) return "(" + a + (t == DType::Bool ? " || " : " | ") + b + ")";
+  if (k == OpKind::Xor) return "(" + a + (t == DType::Bool ? " != " : " ^ ") + b + ")";
+  if (k == OpKind::Rem) return "tsr_rem" + args;
+  if (k == OpKind::Shl) return "tsr_shl" + args;
+  if (k == OpKind::Shr) return "tsr_shr" + args;
+  // Exact in f32 (fmod, copysign) or within powf's 2 ulps; f16/bf16 then round once more.
+  const bool f64 = is_f64(t);
+  if (k == OpKind::Pow) return f64 ? "pow" + args : round_to(rt, "powf" + args);
+  if (k == OpKind::Fmod) return f64 ? "fmod" + args : round_to(rt, "fmodf" + args);
+  if (k == OpKind::Copysign) return f64 ? "copysign" + args : round_to(rt, "copysignf" + args);
   const char* cmp = k == OpKind::CmpEq   ? " == "
                     : k == OpKind::CmpNe ? " != "
                     : k == OpKind::CmpLt ? " < "
@@ -133,6 +154,21 @@ void Emitter::binary(const ir::Op& op) {
 void Emitter::select(const ir::Op& op) {
   map(op, [](const std::vector<std::string>& x) {
     return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
+  });
+}
+
+// fma: one rounding of a * b + c (f16/bf16: tsr_fma16, see there); integers wrap.
+// clamp: the NaN-propagating max and min, in the register type.
+void Emitter::ternary(const ir::Op& op) {
+  const DType t = type(op.results[0]).dtype;
+  map(op, [&](const std::vector<std::string>& x) {
+    const std::string args = "(" + x[0] + ", " + x[1] + ", " + x[2] + ")";
+    if (op.kind == OpKind::Clamp) return "tsr_clamp<" + reg_type(t) + ">" + args;
+    TESSERA_INTERNAL_CHECK(op.kind == OpKind::Fma, "not a ternary op");
+    if (is_int(t)) return "tsr_add(tsr_mul(" + x[0] + ", " + x[1] + "), " + x[2] + ")";
+    if (t == DType::F32) return "fmaf" + args;
+    if (t == DType::F64) return "fma" + args;
+    return round_to(t, "tsr_fma16" + args);
   });
 }
 

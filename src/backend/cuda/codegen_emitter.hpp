@@ -178,6 +178,7 @@ class Emitter {
   void unary(const ir::Op& op);
   void binary(const ir::Op& op);
   void select(const ir::Op& op);
+  void ternary(const ir::Op& op);
   void cast_op(const ir::Op& op);
   // An elementwise op: result[i] = expr(operand elements i), for every register of the result's
   // layout (once, when it is uniform).
@@ -191,6 +192,8 @@ class Emitter {
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
   void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
+  void scan(const ir::Op& op);
   void mma(const ir::Op& op);     // codegen_mma.cpp
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
@@ -201,6 +204,7 @@ class Emitter {
                    int64_t c1);
   void load(const ir::Op& op);  // codegen_memory.cpp
   void store(const ir::Op& op);
+  void store_part(const ir::Op& op);  // codegen_store_part.cpp
   // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
   // sink(row-major index expressions of the element, value expression in storage type).
   using ElementSink =

@@ -268,8 +268,10 @@ void Emitter::load_walk(const ir::Op& op, TileWalk& w) {
   w.dtype = dt;
   w.tile = a.shape;
   for (size_t d = 0; d < a.shape.size(); ++d)
-    w.origin.push_back("(long long)" + name(op.operands[d]) + " * " + str(a.shape[d]));
-  w.chunk = vector_chunk(dt, spec(a.param), a.shape, vec());
+    w.origin.push_back("(long long)" + name(op.operands[d]) +
+                       (a.at_element ? "" : " * " + str(a.shape[d])));
+  // A tile at any element (load_at) may start anywhere within a vector: element accesses.
+  w.chunk = a.at_element ? 1 : vector_chunk(dt, spec(a.param), a.shape, vec());
   w.padded = a.padded;
   w.pad = cast_literal(dt, a.padded ? a.value : 0.0);
 }

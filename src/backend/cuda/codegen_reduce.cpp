@@ -1,5 +1,6 @@
-// Reductions (sum, max, min along one axis). f16/bf16 accumulate in f32, narrow integers in int
-// (wrapping at the end, as the CPU backend's exact sum does); max/min propagate NaN.
+// Reductions (sum, max, min, prod, any, all along one axis). f16/bf16 accumulate in f32, narrow
+// integers in int (wrapping at the end, as the CPU backend's exact sum does); max/min propagate
+// NaN.
 //
 // Fast path (the plan gives the result the Slice layout): reducing the last axis of a
 // distributed tile whose rows are G = R/V vectors, G a power of two. A row is then held by a
@@ -16,10 +17,14 @@ namespace {
 
 // `fast`: the kernel's numerics are fast and the accumulator is f32 (max.NaN / min.NaN: one
 // instruction, NaN still propagates).
+// any / all accumulate bools in an int (acc_type), so they are the max / min of 0 and 1.
 std::string combine(ir::OpKind k, bool fast, const std::string& a, const std::string& b) {
-  const char* f = k == ir::OpKind::ReduceSum   ? "tsr_add"
-                  : k == ir::OpKind::ReduceMax ? (fast ? "tsr_max_fast" : "tsr_max")
-                                               : (fast ? "tsr_min_fast" : "tsr_min");
+  const char* f = k == ir::OpKind::ReduceSum    ? "tsr_add"
+                  : k == ir::OpKind::ReduceProd ? "tsr_mul"
+                  : k == ir::OpKind::ReduceAny  ? "tsr_max"
+                  : k == ir::OpKind::ReduceAll  ? "tsr_min"
+                  : k == ir::OpKind::ReduceMax  ? (fast ? "tsr_max_fast" : "tsr_max")
+                                                : (fast ? "tsr_min_fast" : "tsr_min");
   return std::string(f) + "(" + a + ", " + b + ")";
 }
 

@@ -113,8 +113,9 @@ class Planner {
     auto tile = [&](const Shape& s) { largest = std::max(largest, numel(s)); };
     ir::walk(f_.body, [&](const ir::Op& op) {
       const ir::OpClass cls = ir::op_info(op.kind).cls;
-      if (cls == OpClass::Reduce || cls == OpClass::Mma || cls == OpClass::Permute ||
-          cls == OpClass::Print || !op.regions.empty())
+      if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan ||
+          cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Print ||
+          !op.regions.empty())
         elementwise_only = false;
       if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
@@ -126,7 +127,7 @@ class Planner {
         if (cls == OpClass::Load) loaded.push_back(numel(shape));
       } else if (op.kind == OpKind::Iota || cls == OpClass::Broadcast || cls == OpClass::Permute) {
         tile(type(op.results[0]).shape);
-      } else if (cls == OpClass::Reduce) {
+      } else if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan) {
         reduces = true;
         tile(type(op.operands[0]).shape);
       } else if (cls == OpClass::Mma) {
@@ -207,11 +208,15 @@ class Planner {
       case OpClass::Unary:
       case OpClass::UnaryFloat:
       case OpClass::UnaryBool:
+      case OpClass::Classify:
       case OpClass::Cast:
       case OpClass::Binary:
       case OpClass::BinaryBool:
+      case OpClass::BinaryFloat:
+      case OpClass::BinaryInt:
       case OpClass::Compare:
       case OpClass::Select:
+      case OpClass::Ternary:
         elementwise(op);
         return;
       case OpClass::Broadcast:
@@ -225,6 +230,11 @@ class Planner {
         return;
       case OpClass::Reduce:
         reduce(op);
+        return;
+      case OpClass::ArgReduce:  // through shared memory, one result element per thread
+      case OpClass::Scan:
+        want(op, 0, kDistributed);
+        set(op.results[0], kDistributed);
         return;
       case OpClass::Mma:
         mma(op);

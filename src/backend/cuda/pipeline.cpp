@@ -14,11 +14,15 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     case OpClass::Unary:
     case OpClass::UnaryFloat:
     case OpClass::UnaryBool:
+    case OpClass::Classify:
     case OpClass::Cast:
     case OpClass::Binary:
     case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
     case OpClass::Compare:
     case OpClass::Select:
+    case OpClass::Ternary:
       break;
     case OpClass::Creation:
       if (op.kind != OpKind::Constant) return false;
@@ -27,6 +31,8 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     case OpClass::Reshape:
     case OpClass::Permute:
     case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
     case OpClass::Mma:
     case OpClass::Load:
     case OpClass::Store:
@@ -76,8 +82,8 @@ class Matcher {
     const TensorSpec& t = spec_.tensors.at(static_cast<size_t>(load.attrs.param));
     return p.kind == ir::ParamKind::In && p.rank == 2 &&
            (p.dtype == DType::F16 || p.dtype == DType::BF16) && load.attrs.padded &&
-           load.attrs.value == 0 && t.inner_unit_stride && t.vector_bytes >= 16 &&
-           load.attrs.shape.size() == 2 && &load != &mma;
+           load.attrs.value == 0 && !load.attrs.at_element && t.inner_unit_stride &&
+           t.vector_bytes >= 16 && load.attrs.shape.size() == 2 && &load != &mma;
   }
 
   std::optional<MmaPipeline> match(const ir::Op& loop) const {

@@ -62,4 +62,27 @@ void index_and_scalars(const Index& i, const Index& j, const Scalar<float>& x,
   (void)((i == j) & (i != 0));
   (void)((i < j) | !(i > j));
   (void)((i == j) == (j == i));
+  // The integer operators and the float functions, in every operand mix.
+  (void)(i % j);
+  (void)(i % 3);
+  (void)(7 % i);
+  (void)(i << j);
+  (void)(i << 2);
+  (void)(1 << i);
+  (void)(i >> j);
+  (void)(i >> 2);
+  (void)(i ^ j);
+  (void)(i ^ 5);
+  (void)(~i == j);
+  (void)((i == j) ^ (j == i));
+  Index k = i;
+  k %= j;
+  (void)pow(t, t);
+  (void)pow(t, 2.0f);
+  (void)pow(2.0f, t);
+  (void)fmod(t, x);
+  (void)copysign(1.0f, t);
+  (void)fma(t, t, t);
+  (void)clamp(t, 0.0f, 6.0f);
+  (void)(isnan(t) | isinf(t));
 }

@@ -83,7 +83,27 @@ __device__ __forceinline__ int tsr_abs(int a) { return a < 0 ? tsr_neg(a) : a; }
 __device__ __forceinline__ int tsr_max(int a, int b) { return a < b ? b : a; }
 __device__ __forceinline__ int tsr_min(int a, int b) { return b < a ? b : a; }
 
+// a % b truncates (the sign of a); a % 0 is a, so a == (a / b) * b + a % b holds for every b.
+__device__ __forceinline__ int tsr_rem(int a, int b) { return b == 0 ? a : b == -1 ? 0 : a % b; }
+// Shifts by a count outside [0, 32) give 0 (<<) or the sign fill (>>), as PTX's clamped shifts
+// do; narrower types are shifted as int and wrap on assignment, which gives the same results.
+__device__ __forceinline__ int tsr_shl(int a, int b) {
+  return (unsigned)b >= 32u ? 0 : (int)((unsigned)a << b);
+}
+__device__ __forceinline__ int tsr_shr(int a, int b) {
+  return (unsigned)b >= 32u ? (a < 0 ? -1 : 0) : a >> b;
+}
+
 typedef unsigned long long tsr_u64;
+__device__ __forceinline__ long long tsr_rem(long long a, long long b) {
+  return b == 0 ? a : b == -1 ? 0 : a % b;
+}
+__device__ __forceinline__ long long tsr_shl(long long a, long long b) {
+  return (tsr_u64)b >= 64ull ? 0 : (long long)((tsr_u64)a << b);
+}
+__device__ __forceinline__ long long tsr_shr(long long a, long long b) {
+  return (tsr_u64)b >= 64ull ? (a < 0 ? -1 : 0) : a >> b;
+}
 __device__ __forceinline__ long long tsr_add(long long a, long long b) {
   return (long long)((tsr_u64)a + (tsr_u64)b);
 }
@@ -153,6 +173,23 @@ __device__ __forceinline__ double tsr_max(double a, double b) {
 }
 __device__ __forceinline__ double tsr_min(double a, double b) {
   return (a != a || b != b) ? tsr_nan_f64() : (b < a ? b : a);
+}
+
+// sigmoid(x) = 1 / (1 + e^-x): 0 for large negative x (e^-x overflows to inf), 1 for large x.
+__device__ __forceinline__ float tsr_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ double tsr_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+__device__ __forceinline__ bool tsr_isinf(float x) { return fabsf(x) == tsr_inf_f32(); }
+__device__ __forceinline__ bool tsr_isinf(double x) { return fabs(x) == tsr_inf_f64(); }
+// clamp(x, lo, hi) = min(max(x, lo), hi): NaN if any operand is NaN (floats).
+template <class T>
+__device__ __forceinline__ T tsr_clamp(T x, T lo, T hi) {
+  return tsr_min(tsr_max(x, lo), hi);
+}
+// fma of f16/bf16 values (held as float): fused in f64, then rounded to odd in f32, so that the
+// caller's rounding to the 16-bit type is the one rounding of the exact a * b + c that the CPU
+// backend computes the same way.
+__device__ __forceinline__ float tsr_fma16(float a, float b, float c) {
+  return tsr_odd_f32(fma((double)a, (double)b, (double)c));
 }
 
 // ---- float -> integer casts: truncate toward zero, saturate to [lo, hi], NaN -> 0 -------------
