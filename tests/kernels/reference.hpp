@@ -70,6 +70,19 @@ constexpr double unit_roundoff() {
     return 0x1p-53;
 }
 
+// The absolute spacing of T's subnormals: the error bound of a rounding to T near zero.
+template <Element T>
+constexpr double subnormal_spacing() {
+  if constexpr (std::is_same_v<T, half>)
+    return 0x1p-24;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return 0x1p-133;
+  else if constexpr (std::is_same_v<T, float>)
+    return 0x1p-149;
+  else
+    return 0x1p-1074;
+}
+
 // Every |got[i] - want[i]| <= rel * |want[i]| + abs; a failure names the first few elements.
 void expect_near(const std::vector<double>& got, const std::vector<double>& want, double rel,
                  double abs, const std::string& what);
