@@ -83,6 +83,21 @@ TYPED_TEST(AttentionTest, CausalPrefillAfterACachedPrefixSeesThePrefix) {
   check_flash<TypeParam>({1, 20, 90, 2, 1, 64}, true, "causal 20 queries after 70 cached", 7);
 }
 
+TYPED_TEST(AttentionTest, RankThreeTensorsAreABatchOfOne) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Shape4 s{1, 33, 33, 4, 1, 64};
+  const Device d = test_device();
+  const auto q = random_values<T>(s.q_len * s.q_heads * s.dim, -1, 1, 20);
+  const auto k = random_values<T>(s.k_len * s.kv_heads * s.dim, -1, 1, 21);
+  const auto v = random_values<T>(s.k_len * s.kv_heads * s.dim, -1, 1, 22);
+  const Tensor<T, 3> o = kernels::flash_attention(
+      from_host(q, {s.q_len, s.q_heads, s.dim}, d), from_host(k, {s.k_len, s.kv_heads, s.dim}, d),
+      from_host(v, {s.k_len, s.kv_heads, s.dim}, d), {.causal = true});
+  expect_near(widen(o.to_vector()), reference_attention(widen(q), widen(k), widen(v), s, true),
+              2 * unit_roundoff<T>(), 2 * unit_roundoff<T>() + 1e-5, "rank 3 causal");
+}
+
 TEST(AttentionArguments, QueryHeadsNotAMultipleOfKvHeadsAreRefusedAndAMultipleRuns) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

@@ -3,10 +3,10 @@
 // sequence against a KV cache, the keys split over blocks and the partial results combined).
 //
 // Layouts are token-major, as a projection GEMM writes them: q [B, Lq, Hq, D], k and v
-// [B, Lk, Hkv, D], the output like q. Grouped-query attention: Hq is a multiple of Hkv, and query
-// head h reads key/value head h / (Hq / Hkv). Scores and the softmax are f32; the probabilities
-// are rounded to T before they multiply v (as every flash-attention kernel does), and the output
-// is rounded to T once.
+// [B, Lk, Hkv, D], the output like q (prefill also takes [L, H, D] tensors: a batch of one).
+// Grouped-query attention: Hq is a multiple of Hkv, and query head h reads key/value head h / (Hq /
+// Hkv). Scores and the softmax are f32; the probabilities are rounded to T before they multiply v
+// (as every flash-attention kernel does), and the output is rounded to T once.
 #pragma once
 
 #include <cstdint>
@@ -26,8 +26,9 @@ struct AttentionOptions {
 // softmax(q k^T * scale [+ causal mask]) v. Causal masks are aligned to the end: query i (of Lq)
 // sits at position Lk - Lq + i and sees keys 0 ..= that position (so a prefill that continues a
 // cached prefix of Lk - Lq tokens is causal as a whole); causal needs Lq <= Lk.
-template <Element T>
-Tensor<T, 4> flash_attention(const Tensor<T, 4>& q, const Tensor<T, 4>& k, const Tensor<T, 4>& v,
+// R is 4 ([B, L, H, D]) or 3 ([L, H, D]).
+template <Element T, int R>
+Tensor<T, R> flash_attention(const Tensor<T, R>& q, const Tensor<T, R>& k, const Tensor<T, R>& v,
                              const AttentionOptions& options = {},
                              std::source_location l = std::source_location::current());
 
