@@ -6,5 +6,6 @@
 #include "tessera/kernels/attention.hpp"
 #include "tessera/kernels/elementwise.hpp"
 #include "tessera/kernels/gemm.hpp"
+#include "tessera/kernels/layout.hpp"
 #include "tessera/kernels/norm.hpp"
 #include "tessera/kernels/rope.hpp"
