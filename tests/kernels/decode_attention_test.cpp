@@ -71,6 +71,75 @@ TYPED_TEST(DecodeAttentionTest, MultiHeadHeadDim128OverSequencesOfDifferentLengt
   check_decode<TypeParam>(2, 2, 128, 4);
 }
 
+// A pool of pages [P, page, Hkv, D] and each sequence's pages in a shuffled order; the reference
+// reads the same positions gathered into a contiguous cache.
+TYPED_TEST(DecodeAttentionTest, PagedCacheGivesWhatTheSameContiguousCacheGives) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const int64_t q_heads = 4, kv_heads = 2, dim = 64, page = 32, pool = 16, per_seq = 10;
+  const std::vector<int32_t> lengths{1, 100, 300};  // 300 positions: two chunks of 256
+  const std::vector<int32_t> table{3,  0, 0,  0,  0, 0, 0,  0,  0, 0,  //
+                                   9,  2, 14, 5,  0, 0, 0,  0,  0, 0,  //
+                                   15, 1, 4,  11, 6, 8, 13, 10, 7, 12};
+  const int64_t batch = static_cast<int64_t>(lengths.size()), row = kv_heads * dim;
+  const auto q = random_values<T>(batch * q_heads * dim, -1, 1, 30);
+  const auto kp = random_values<T>(pool * page * row, -1, 1, 31);
+  const auto vp = random_values<T>(pool * page * row, -1, 1, 32);
+  const int64_t positions = per_seq * page;
+  std::vector<T> kc(static_cast<size_t>(batch * positions * row)), vc(kc.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t p = 0; p < positions; ++p)
+      for (int64_t e = 0; e < row; ++e) {
+        const int64_t src = (table[b * per_seq + p / page] * page + p % page) * row + e;
+        kc[(b * positions + p) * row + e] = kp[src];
+        vc[(b * positions + p) * row + e] = vp[src];
+      }
+  const Tensor<T, 3> o = kernels::paged_decode_attention(
+      from_host(q, {batch, q_heads, dim}, d), from_host(kp, {pool, page, kv_heads, dim}, d),
+      from_host(vp, {pool, page, kv_heads, dim}, d), from_host(table, {batch, per_seq}, d),
+      from_host(lengths, d));
+  expect_near(
+      widen(o.to_vector()),
+      reference_decode(widen(q), widen(kc), widen(vc), lengths, q_heads, kv_heads, positions, dim),
+      2 * unit_roundoff<T>(), 1e-5, "paged_decode_attention");
+}
+
+TEST(DecodeAttentionArguments, APageIdOutsideThePoolIsABoundsErrorAndOneInsideRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto q = from_host(random_values<float>(16, -1, 1, 33), {1, 1, 16}, d);
+  const auto pages = from_host(random_values<float>(2 * 16 * 16, -1, 1, 34), {2, 16, 1, 16}, d);
+  const auto lengths = from_host(std::vector<int32_t>{20}, d);
+  const std::string message = error_of<BoundsError>([&] {
+    (void)kernels::paged_decode_attention(
+        q, pages, pages, from_host(std::vector<int32_t>{1, 2}, {1, 2}, d), lengths);
+  });
+  EXPECT_NE(message.find("'k_pages'"), std::string::npos) << message;
+  EXPECT_EQ(kernels::paged_decode_attention(
+                q, pages, pages, from_host(std::vector<int32_t>{1, 0}, {1, 2}, d), lengths)
+                .shape(),
+            (Shape{1, 1, 16}));
+}
+
+TEST(DecodeAttentionArguments, APageSizeWithoutAKernelIsRefusedAndASupportedOneRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto q = from_host(random_values<float>(16, -1, 1, 35), {1, 1, 16}, d);
+  const auto table = from_host(std::vector<int32_t>{0}, {1, 1}, d);
+  const auto lengths = from_host(std::vector<int32_t>{5}, d);
+  const auto pages24 = from_host(random_values<float>(24 * 16, -1, 1, 36), {1, 24, 1, 16}, d);
+  const std::string message = error_of<UsageError>(
+      [&] { (void)kernels::paged_decode_attention(q, pages24, pages24, table, lengths); });
+  EXPECT_NE(message.find("paged_decode_attention: pages of 24 positions (axis 1 of 'k_pages'); "
+                         "the page size must be 16, 32, 64, 128 or 256"),
+            std::string::npos)
+      << message;
+  const auto pages16 = pages24.slice(1, 0, 16);
+  EXPECT_EQ(kernels::paged_decode_attention(q, pages16, pages16, table, lengths).shape(),
+            (Shape{1, 1, 16}));
+}
+
 TEST(DecodeAttentionArguments, ALengthPastTheCacheIsRefusedAndOneInsideRuns) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

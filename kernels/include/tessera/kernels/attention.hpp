@@ -43,4 +43,16 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                               std::optional<float> scale = std::nullopt,
                               std::source_location l = std::source_location::current());
 
+// The same over a paged cache: k_pages and v_pages [P, page_size, Hkv, D] hold pages of
+// page_size positions (16, 32, 64, 128 or 256), and position p of sequence b is row
+// p % page_size of page block_table[b, p / page_size] (block_table [B, pages per sequence], i32;
+// lengths[b] <= its row's positions). A page id outside [0, P) is a BoundsError naming 'k_pages'.
+template <Element T>
+Tensor<T, 3> paged_decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_pages,
+                                    const Tensor<T, 4>& v_pages,
+                                    const Tensor<int32_t, 2>& block_table,
+                                    const Tensor<int32_t, 1>& lengths,
+                                    std::optional<float> scale = std::nullopt,
+                                    std::source_location l = std::source_location::current());
+
 }  // namespace tessera::kernels
