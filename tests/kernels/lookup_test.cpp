@@ -1,6 +1,8 @@
 // Embedding lookup and argmax (greedy sampling), exactly: both only move or compare values.
 #include <tessera/kernels/elementwise.hpp>
 
+#include <algorithm>
+
 #include "kernels/reference.hpp"
 #include "runtime/expect_error.hpp"
 
@@ -79,6 +81,79 @@ TEST(LookupArgmax, ANanCountsAsTheLargestAndANegativeInfinityRowGivesIndexZero) 
   for (int64_t c = 0; c < cols; ++c) x[2 * cols + c] = -INFINITY;
   const auto y = kernels::argmax(from_host(x, {3, cols}, test_device())).to_vector();
   EXPECT_EQ(y, (std::vector<int32_t>{1200, 3, 0}));
+}
+
+// The k largest of a row (value descending, ties by index) and their cumulative probabilities
+// under softmax(value / temperature), in double.
+struct Kept {
+  std::vector<int32_t> index;
+  std::vector<double> cumulative;  // normalized: the last is 1
+};
+Kept reference_top_k(const std::vector<double>& row, int k, double temperature) {
+  std::vector<int32_t> order(row.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return row[a] > row[b]; });
+  Kept kept;
+  double total = 0;
+  for (int i = 0; i < k; ++i) {
+    kept.index.push_back(order[i]);
+    total += std::exp((row[order[i]] - row[order[0]]) / temperature);
+    kept.cumulative.push_back(total);
+  }
+  for (double& c : kept.cumulative) c /= total;
+  return kept;
+}
+
+TYPED_TEST(LookupTest, TopKSampleDrawsEachKeptTokenForADrawInsideItsShare) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const int64_t rows = 3, cols = 2500;  // three chunks of 1024
+  const int k = 5;
+  const float temperature = 0.7f;
+  auto x = random_values<T>(rows * cols, -3, 3, 40);
+  x[1 * cols + 2000] = T(3.5f);                      // the best of row 1 in its last chunk
+  x[2 * cols + 10] = x[2 * cols + 1500] = T(3.25f);  // a tie across chunks: index 10 first
+  const auto xd = widen(x);
+  std::vector<Kept> kept;
+  for (int64_t r = 0; r < rows; ++r)
+    kept.push_back(reference_top_k(
+        std::vector<double>(xd.begin() + r * cols, xd.begin() + (r + 1) * cols), k, temperature));
+  EXPECT_EQ(kept[2].index[0], 10);
+  EXPECT_EQ(kept[2].index[1], 1500);
+  const auto logits = from_host(x, {rows, cols}, d);
+  for (int slot = 0; slot < k; ++slot) {
+    // A draw in the middle of each row's slot-th share picks that slot's token.
+    std::vector<float> u;
+    std::vector<int32_t> want;
+    for (const Kept& e : kept) {
+      const double lo = slot == 0 ? 0 : e.cumulative[slot - 1];
+      u.push_back(static_cast<float>((lo + e.cumulative[slot]) / 2));
+      want.push_back(e.index[slot]);
+    }
+    EXPECT_EQ(kernels::top_k_sample(logits, k, temperature, from_host(u, d)).to_vector(), want)
+        << "slot " << slot;
+  }
+  // k = 1 is greedy.
+  EXPECT_EQ(
+      kernels::top_k_sample(logits, 1, temperature, from_host(std::vector<float>(rows, 0.99f), d))
+          .to_vector(),
+      kernels::argmax(logits).to_vector());
+}
+
+TEST(LookupArguments, ATopKLargerThanTheListIsRefusedAndTheLargestAllowedRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto logits = from_host(random_values<float>(2 * 100, -1, 1, 41), {2, 100}, d);
+  const auto u = from_host(std::vector<float>{0.5f, 0.5f}, d);
+  const std::string message =
+      error_of<UsageError>([&] { (void)kernels::top_k_sample(logits, 65, 1.0f, u); });
+  EXPECT_NE(message.find("top_k_sample: k is 65 but must be in [1, 64]"), std::string::npos)
+      << message;
+  const std::vector<int32_t> tokens = kernels::top_k_sample(logits, 64, 1.0f, u).to_vector();
+  ASSERT_EQ(tokens.size(), 2u);
+  for (int32_t t : tokens) EXPECT_TRUE(t >= 0 && t < 100) << t;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Elementwise and row-wise kernels of a transformer block: the SwiGLU gate, softmax over the last
-// axis, the token-embedding lookup and greedy sampling (argmax). Each allocates its result on the
-// device of its first argument and returns it once the work is done.
+// axis, the token-embedding lookup, greedy sampling (argmax) and top-k sampling. Each allocates its
+// result on the device of its first argument and returns it once the work is done.
 #pragma once
 
 #include <cstdint>
@@ -32,5 +32,16 @@ Tensor<T, 2> embedding(const Tensor<T, 2>& table, const Tensor<int32_t, 1>& ids,
 template <Element T>
 Tensor<int32_t, 1> argmax(const Tensor<T, 2>& x,
                           std::source_location l = std::source_location::current());
+
+// Top-k sampling: for each row of logits [rows, cols], keeps the k largest (ties by index), and
+// draws one of them from softmax(kept / temperature) with uniform[row] in [0, 1) as the row's
+// random draw (the caller's generator, so a run can be replayed): the first kept token, in order
+// of decreasing logit, whose cumulative probability exceeds uniform[row]. k in [1, kMaxTopK].
+// -inf logits are never drawn; NaN logits are unspecified.
+inline constexpr int kMaxTopK = 64;
+template <Element T>
+Tensor<int32_t, 1> top_k_sample(const Tensor<T, 2>& logits, int k, float temperature,
+                                const Tensor<float, 1>& uniform,
+                                std::source_location l = std::source_location::current());
 
 }  // namespace tessera::kernels
