@@ -137,8 +137,8 @@ template <Element T>
 void check_decode_args(const char* fn, const Tensor<T, 3>& q, const char* k_name,
                        const Tensor<T, 4>& k, const Tensor<T, 4>& v,
                        const Tensor<int32_t, 1>& lengths, bool paged, SourceLoc l) {
-  detail::require_rank_at_least(fn, "q", q.shape(), 3, l);
-  detail::require_rank_at_least(fn, k_name, k.shape(), 4, l);
+  detail::require_nonempty(fn, "q", q.shape(), 3, l);
+  detail::require_nonempty(fn, k_name, k.shape(), 4, l);
   detail::require((paged || k.dim(0) == q.dim(0)) && k.dim(3) == q.dim(2), l,
                   std::string(fn) + ": 'q' is " + to_string(q.shape()) + " and '" + k_name +
                       "' is " + to_string(k.shape()) +

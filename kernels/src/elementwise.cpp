@@ -32,7 +32,7 @@ TESSERA_KERNEL(softmax_rows, Out<T> y, In<T> x) {
 
 template <Element T, int R>
 Tensor<T, R> swiglu(const Tensor<T, R>& gate, const Tensor<T, R>& up, std::source_location l) {
-  detail::require_rank_at_least("swiglu", "gate", gate.shape(), 1, l);
+  detail::require_nonempty("swiglu", "gate", gate.shape(), 1, l);
   detail::require_shape("swiglu", "up", up.shape(), gate.shape(), l);
   detail::require_same_device("swiglu", "up", up.device(), gate.device(), l);
   Shape tile = detail::row_tile(gate.shape());
@@ -46,7 +46,7 @@ Tensor<T, R> swiglu(const Tensor<T, R>& gate, const Tensor<T, R>& up, std::sourc
 
 template <Element T, int R>
 Tensor<T, R> softmax(const Tensor<T, R>& x, std::source_location l) {
-  detail::require_rank_at_least("softmax", "x", x.shape(), 1, l);
+  detail::require_nonempty("softmax", "x", x.shape(), 1, l);
   auto [y, x1] =
       softmax_rows<T>(
           detail::new_tensor<T, R>(x.shape(), x.device(), l).partition(detail::row_tile(x.shape())),

@@ -67,8 +67,8 @@ template <Element T, int R>
 void check_attention_args(const Tensor<T, R>& q, const Tensor<T, R>& k, const Tensor<T, R>& v,
                           const AttentionOptions& options, SourceLoc l) {
   const char* fn = "flash_attention";
-  detail::require_rank_at_least(fn, "q", q.shape(), R, l);
-  detail::require_rank_at_least(fn, "k", k.shape(), R, l);
+  detail::require_nonempty(fn, "q", q.shape(), R, l);
+  detail::require_nonempty(fn, "k", k.shape(), R, l);
   detail::require((R == 3 || k.dim(0) == q.dim(0)) && k.dim(R - 1) == q.dim(R - 1), l,
                   std::string(fn) + ": 'q' is " + to_string(q.shape()) + " and 'k' is " +
                       to_string(k.shape()) +

@@ -6,8 +6,8 @@ void require(bool ok, SourceLoc loc, const std::string& message) {
   if (!ok) fail_at<UsageError>(loc, message);
 }
 
-void require_rank_at_least(const char* fn, const char* arg, const Shape& shape, int rank,
-                           SourceLoc loc) {
+void require_nonempty(const char* fn, const char* arg, const Shape& shape, int rank,
+                      SourceLoc loc) {
   if (static_cast<int>(shape.size()) < rank || numel(shape) == 0)
     fail_at<UsageError>(loc, fn, ": '", arg, "' has shape ", to_string(shape), "; it needs rank ",
                         rank, " or more and at least one element");

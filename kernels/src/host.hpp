@@ -23,8 +23,8 @@ inline Shape row_tile(const Shape& shape) {
 
 // Each fails with a UsageError at the user's call, naming `fn`, the argument and the values.
 void require(bool ok, SourceLoc loc, const std::string& message);
-void require_rank_at_least(const char* fn, const char* arg, const Shape& shape, int rank,
-                           SourceLoc loc);
+// `shape` has at least `rank` axes and at least one element.
+void require_nonempty(const char* fn, const char* arg, const Shape& shape, int rank, SourceLoc loc);
 void require_shape(const char* fn, const char* arg, const Shape& got, const Shape& want,
                    SourceLoc loc);
 void require_same_device(const char* fn, const char* arg, Device got, Device want, SourceLoc loc);

@@ -37,7 +37,7 @@ TESSERA_KERNEL(kv_cache_write_positions, Out<T, 4> out, In<T, 4> cache, In<T> fr
 
 template <Element T>
 Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, std::source_location l) {
-  detail::require_rank_at_least("split_heads", "x", x.shape(), 2, l);
+  detail::require_nonempty("split_heads", "x", x.shape(), 2, l);
   detail::require(head_dim > 0 && x.dim(1) % head_dim == 0, l,
                   "split_heads: 'x' has rows of " + std::to_string(x.dim(1)) +
                       " elements, not a whole number of heads of " + std::to_string(head_dim));
@@ -52,7 +52,7 @@ Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, std::source_lo
 
 template <Element T>
 Tensor<T, 2> merge_heads(const Tensor<T, 3>& x, std::source_location l) {
-  detail::require_rank_at_least("merge_heads", "x", x.shape(), 3, l);
+  detail::require_nonempty("merge_heads", "x", x.shape(), 3, l);
   auto [y, x1] =
       merge_heads_copy<T>(detail::new_tensor<T, 2>({x.dim(0), x.dim(1) * x.dim(2)}, x.device(), l)
                               .partition({1, x.dim(2)}),
@@ -66,7 +66,7 @@ Tensor<T, 4> kv_cache_write(const Tensor<T, 4>& cache, const Tensor<T, R>& fresh
                             std::source_location l) {
   static_assert(R == 3 || R == 4, "kv_cache_write: fresh is [B, n, H, D] or [n, H, D]");
   const char* fn = "kv_cache_write";
-  detail::require_rank_at_least(fn, "cache", cache.shape(), 4, l);
+  detail::require_nonempty(fn, "cache", cache.shape(), 4, l);
   Shape want = cache.shape();
   want[1] = fresh.dim(R - 3);
   if (R == 3) want.erase(want.begin());

@@ -52,7 +52,7 @@ TESSERA_KERNEL(argmax_rows, Out<int32_t, 1> out, In<T, 2> x) {
 template <Element T>
 Tensor<T, 2> embedding(const Tensor<T, 2>& table, const Tensor<int32_t, 1>& ids,
                        std::source_location l) {
-  detail::require_rank_at_least("embedding", "table", table.shape(), 2, l);
+  detail::require_nonempty("embedding", "table", table.shape(), 2, l);
   detail::require_same_device("embedding", "ids", ids.device(), table.device(), l);
   const int64_t n = ids.dim(0), dim = table.dim(1);
   if (n == 0) return detail::new_tensor<T, 2>({0, dim}, table.device(), l);
@@ -65,7 +65,7 @@ Tensor<T, 2> embedding(const Tensor<T, 2>& table, const Tensor<int32_t, 1>& ids,
 
 template <Element T>
 Tensor<int32_t, 1> argmax(const Tensor<T, 2>& x, std::source_location l) {
-  detail::require_rank_at_least("argmax", "x", x.shape(), 2, l);
+  detail::require_nonempty("argmax", "x", x.shape(), 2, l);
   auto [y, x1] =
       argmax_rows<T>(detail::new_tensor<int32_t, 1>({x.dim(0)}, x.device(), l).partition({1}), x)
           .sync();

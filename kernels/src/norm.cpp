@@ -74,7 +74,7 @@ TESSERA_KERNEL(add_layer_norm_rows, Out<T> y, Out<T> h, In<T> x, In<T> r, In<T, 
 template <Element T, int R>
 void check_norm_args(const char* fn, const Tensor<T, R>& x, const Tensor<T, 1>& weight,
                      const Tensor<T, 1>* bias, const Tensor<T, R>* residual, SourceLoc l) {
-  detail::require_rank_at_least(fn, "x", x.shape(), 1, l);
+  detail::require_nonempty(fn, "x", x.shape(), 1, l);
   const Shape row{x.shape().back()};
   detail::require_shape(fn, "weight", weight.shape(), row, l);
   detail::require_same_device(fn, "weight", weight.device(), x.device(), l);

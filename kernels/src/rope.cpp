@@ -70,7 +70,7 @@ TESSERA_KERNEL(rope_qk_tokens, Out<T, 3> qy, Out<T, 3> ky, In<T, 3> q, In<T, 3> 
 template <Element T>
 void check_rope_args(const char* fn, const char* arg, const Tensor<T, 3>& x,
                      const Tensor<int32_t, 1>& positions, const RopeTables& tables, SourceLoc l) {
-  detail::require_rank_at_least(fn, arg, x.shape(), 3, l);
+  detail::require_nonempty(fn, arg, x.shape(), 3, l);
   const int64_t dim = x.dim(2);
   detail::require(dim % 2 == 0, l,
                   std::string(fn) + ": '" + arg + "' has head dimension " + std::to_string(dim) +
@@ -118,7 +118,6 @@ template <Element T>
 Tensor<T, 3> rope(const Tensor<T, 3>& x, const Tensor<int32_t, 1>& positions,
                   const RopeTables& tables, RopeStyle style, std::source_location l) {
   check_rope_args("rope", "x", x, positions, tables, l);
-  if (x.numel() == 0) return detail::new_tensor<T, 3>(x.shape(), x.device(), l);
   auto run = [&](auto kernel) {
     auto [y, x1, p1, c1, s1] =
         kernel(new_tokens(x, l), x, positions, tables.cos, tables.sin).sync();

@@ -65,7 +65,7 @@ template <Element T>
 Tensor<int32_t, 1> top_k_sample(const Tensor<T, 2>& logits, int k, float temperature,
                                 const Tensor<float, 1>& uniform, std::source_location l) {
   const char* fn = "top_k_sample";
-  detail::require_rank_at_least(fn, "logits", logits.shape(), 2, l);
+  detail::require_nonempty(fn, "logits", logits.shape(), 2, l);
   detail::require(k >= 1 && k <= kMaxTopK && k <= logits.dim(1), l,
                   std::string(fn) + ": k is " + std::to_string(k) + " but must be in [1, " +
                       std::to_string(std::min<int64_t>(kMaxTopK, logits.dim(1))) +
