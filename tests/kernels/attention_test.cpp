@@ -15,10 +15,10 @@ struct Shape4 {
 
 // q [B, Lq, Hq, D], k and v [B, Lk, Hkv, D] -> [B, Lq, Hq, D], all in double.
 std::vector<double> reference_attention(const std::vector<double>& q, const std::vector<double>& k,
-                                        const std::vector<double>& v, const Shape4& s,
-                                        bool causal) {
+                                        const std::vector<double>& v, const Shape4& s, bool causal,
+                                        double scale = 0) {
   std::vector<double> out(q.size(), 0.0);
-  const double scale = 1 / std::sqrt(static_cast<double>(s.dim));
+  if (scale == 0) scale = 1 / std::sqrt(static_cast<double>(s.dim));
   const int64_t group = s.q_heads / s.kv_heads;
   for (int64_t b = 0; b < s.batch; ++b)
     for (int64_t h = 0; h < s.q_heads; ++h)
@@ -96,6 +96,21 @@ TYPED_TEST(AttentionTest, RankThreeTensorsAreABatchOfOne) {
       from_host(v, {s.k_len, s.kv_heads, s.dim}, d), {.causal = true});
   expect_near(widen(o.to_vector()), reference_attention(widen(q), widen(k), widen(v), s, true),
               2 * unit_roundoff<T>(), 2 * unit_roundoff<T>() + 1e-5, "rank 3 causal");
+}
+
+TEST(AttentionOptions, AGivenScaleReplacesOneOverTheSquareRootOfTheHeadDim) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Shape4 s{1, 9, 70, 2, 2, 64};  // fewer queries than keys, not causal
+  const Device d = test_device();
+  const auto q = random_values<float>(s.q_len * s.q_heads * s.dim, -1, 1, 23);
+  const auto k = random_values<float>(s.k_len * s.kv_heads * s.dim, -1, 1, 24);
+  const auto v = random_values<float>(s.k_len * s.kv_heads * s.dim, -1, 1, 25);
+  const Tensor<float, 3> o = kernels::flash_attention(
+      from_host(q, {s.q_len, s.q_heads, s.dim}, d), from_host(k, {s.k_len, s.kv_heads, s.dim}, d),
+      from_host(v, {s.k_len, s.kv_heads, s.dim}, d), {.scale = 0.5f});
+  expect_near(widen(o.to_vector()),
+              reference_attention(widen(q), widen(k), widen(v), s, false, 0.5), 1e-6, 1e-5,
+              "scale 0.5");
 }
 
 TEST(AttentionArguments, QueryHeadsNotAMultipleOfKvHeadsAreRefusedAndAMultipleRuns) {
