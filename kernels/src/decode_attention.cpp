@@ -8,7 +8,8 @@
 //    sum_c e^(m_c - M) l_c, with M the largest m_c (an empty chunk weighs e^-inf = 0).
 //
 // A single query row makes the scores a matrix-vector product, so they are elementwise products
-// and sums rather than an mma.
+// and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
+// page the sequence's block_table row names.
 #include <cmath>
 
 #include "host.hpp"
@@ -23,7 +24,8 @@ constexpr int BN = 64;  // cache positions per inner tile
 constexpr int kChunk = static_cast<int>(kDecodeChunk);
 static_assert(kChunk % BN == 0, "a chunk is a whole number of key tiles");
 
-// (m, l) as the [1, 1, 1, 2] tile stored for a chunk, and back.
+// (m, l) as the [1, 1, 1, 2] tile stored for a chunk (the combine kernel takes it apart again
+// with masked sums: the DSL has no slicing of tiles).
 Tile<float> pack(const Tile<float>& m, const Tile<float>& l) {
   const Tile<bool> first = iota<int32_t>({1, 1, 1, 2}, 3) == 0;
   return select(first, m.reshape({1, 1, 1, 1}), l.reshape({1, 1, 1, 1}));
@@ -131,8 +133,7 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, 3> o, In<float, 4> acc_in, In<fl
   o.store((num / den).template cast<T>().reshape({1, 1, dim}));
 };
 
-// Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions) and reads the
-// lengths to the host: they decide which positions are read, so each must be in [1, max_len].
+// Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions each).
 template <Element T>
 void check_decode_args(const char* fn, const Tensor<T, 3>& q, const char* k_name,
                        const Tensor<T, 4>& k, const Tensor<T, 4>& v,
