@@ -11,6 +11,8 @@
 //
 //   rowwise                    the default shapes: 8192x8192, 32768x4096, 1024x65536
 //   rowwise ROWS COLS [...]    these shapes
+//   --op softmax|rmsnorm|layernorm, --dtype f16|bf16, --numerics exact|fast: only those rows
+//   (for a profiler, which then sees one kernel)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -200,13 +202,24 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols, const Inputs<T>& 
   return ok;
 }
 
+// What the command line selects; an empty string selects every value.
+struct Filter {
+  std::string op, dtype, numerics;
+  bool wants(const std::string& want, const char* value) const {
+    return want.empty() || want == value;
+  }
+};
+
 template <class T>
-bool bench_all(const char* tag, int64_t rows, int64_t cols) {
+bool bench_all(const Filter& only, const char* tag, int64_t rows, int64_t cols) {
+  if (!only.wants(only.dtype, tag)) return true;
   bool ok = true;
   const Inputs<T> in(rows, cols);
   for (Op op : {Op::softmax, Op::rmsnorm, Op::layernorm}) {
-    ok &= bench<T, Numerics::exact>(op, tag, rows, cols, in);
-    ok &= bench<T, Numerics::fast>(op, tag, rows, cols, in);
+    if (!only.wants(only.op, name(op))) continue;
+    if (only.wants(only.numerics, "exact"))
+      ok &= bench<T, Numerics::exact>(op, tag, rows, cols, in);
+    if (only.wants(only.numerics, "fast")) ok &= bench<T, Numerics::fast>(op, tag, rows, cols, in);
   }
   return ok;
 }
@@ -215,14 +228,24 @@ bool bench_all(const char* tag, int64_t rows, int64_t cols) {
 
 int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes;
-  for (int i = 1; i + 1 < argc; i += 2)
-    shapes.emplace_back(std::atoll(argv[i]), std::atoll(argv[i + 1]));
+  Filter only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--op")
+      only.op = argv[i + 1];
+    else if (flag == "--dtype")
+      only.dtype = argv[i + 1];
+    else if (flag == "--numerics")
+      only.numerics = argv[i + 1];
+    else
+      shapes.emplace_back(std::atoll(argv[i]), std::atoll(argv[i + 1]));
+  }
   if (shapes.empty()) shapes = {{8192, 8192}, {32768, 4096}, {1024, 65536}};
   std::printf("# tessera rowwise on %s (one row per tile block)\n", default_device().str().c_str());
   bool ok = true;
   for (auto [rows, cols] : shapes) {
-    ok &= bench_all<half>("f16", rows, cols);
-    ok &= bench_all<bfloat16>("bf16", rows, cols);
+    ok &= bench_all<half>(only, "f16", rows, cols);
+    ok &= bench_all<bfloat16>(only, "bf16", rows, cols);
   }
   return ok ? 0 : 1;
 }

@@ -5,6 +5,7 @@
 #include "tessera/core/dtype.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/runtime/device.hpp"
+#include "tessera/runtime/dlpack.hpp"
 #include "tessera/runtime/kernel.hpp"
 #include "tessera/runtime/tensor.hpp"
 #include "tessera/tile/control.hpp"

@@ -150,7 +150,7 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   auto kernel = std::make_shared<GpuKernel>();
   kernel->loaded =
       cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes, k.reports_errors);
-  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile, k.persistent,
+  kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile, k.blocks_per_sm,
                     k.tensor_maps};
   kernel->op_sites = k.op_sites;
   for (const GpuParam& p : k.params)

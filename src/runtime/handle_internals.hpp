@@ -3,6 +3,8 @@
 // include/: no public header reaches it.
 #pragma once
 
+#include <functional>
+
 #include "tessera/runtime/tensor_handle.hpp"
 
 namespace tessera::runtime {
@@ -12,6 +14,13 @@ class HandleInternals {
   // The address of element [0, ..., 0], for a launch that owns (or reads) the argument: not an
   // escape, since the launch's future holds the handle until the work is done.
   static void* data(const TensorHandle& h) { return h.data(); }
+  // One more handle to h's storage (a DLPack export holds one until its consumer lets go).
+  static TensorHandle copy(const TensorHandle& h) { return h; }
+  // A handle over memory another owner lent (DLPack): `span_bytes` at `base`, viewed as `shape`
+  // with `strides` (in elements, non-negative) from `base`. `release` runs once, when the last
+  // handle to the storage is gone. The storage is unowned (never freed here) and not escaped.
+  static TensorHandle borrow(DType dtype, Shape shape, Shape strides, Device device, void* base,
+                             size_t span_bytes, std::function<void()> release);
 };
 
 }  // namespace tessera::runtime

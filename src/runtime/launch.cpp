@@ -336,7 +336,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         spec.gpu = gpu_prepare(
             *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
                       e.shared_bytes, gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
-                      e.reports_errors, e.tensor_maps, e.persistent});
+                      e.reports_errors, e.tensor_maps, e.blocks_per_sm});
       }
       c.entries.emplace(key, spec);
     }

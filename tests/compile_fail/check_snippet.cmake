@@ -24,6 +24,12 @@ endwhile()
 if(NOT expected_lines)
   message(FATAL_ERROR "${SNIPPET}: the first line must be '// expect-error: <text>'")
 endif()
+# Then, optionally, '// expect-at-most-lines: <n>': the compiler's whole output is at most n lines
+# long, so that a mistake gets one message rather than a list of every overload that was tried.
+set(max_lines "")
+if(head MATCHES "^// expect-at-most-lines: ([0-9]+)\n")
+  set(max_lines ${CMAKE_MATCH_1})
+endif()
 string(JOIN "' and '" expected ${expected_lines})
 string(REPLACE "<semicolon>" ";" expected "${expected}")
 
@@ -57,6 +63,15 @@ foreach(line IN LISTS expected_lines)
                         "expected: ${line}\ncompiler said:\n${err}")
   endif()
 endforeach()
+
+if(max_lines)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines line_count)
+  if(line_count GREATER max_lines)
+    message(FATAL_ERROR "${SNIPPET} was rejected with the expected message, but in ${line_count} "
+                        "lines of compiler output (at most ${max_lines} expected):\n${err}")
+  endif()
+endif()
 
 compile(rc err)
 if(NOT rc EQUAL 0)

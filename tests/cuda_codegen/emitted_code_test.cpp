@@ -84,7 +84,7 @@ TEST(EmittedCode, TileCoordinatesAreDividedIn32BitsWhenTheGridFits) {
 TEST(EmittedCode, RowWiseKernelsBoundTheirRegistersAndKeepLoadsInPlace) {
   const ir::Function rows = corpus_kernel("rmsnorm_f16");
   const Built b = build(rows, contiguous_spec(rows, kSm90a));
-  EXPECT_TRUE(has(b.kernel.source, "__launch_bounds__(256, 4)")) << kernel_part(b.kernel.source);
+  EXPECT_TRUE(has(b.kernel.source, "__launch_bounds__(128, 8)")) << kernel_part(b.kernel.source);
   EXPECT_TRUE(has(b.kernel.source, "#define TSR_LOADS_IN_PLACE 1"));
   const ir::Function add = corpus_kernel("add_f32");
   const std::string add_src = build(add, contiguous_spec(add, kSm90a)).kernel.source;
@@ -119,7 +119,7 @@ TEST(EmittedCode, GemmLoopsArePipelinedWithTmaAndWgmmaOnSm90a) {
     EXPECT_FALSE(has(b.compiled.ptx, "mma.sync")) << name;
     // A, B, and a 16-bit output (stored by TMA; an f32 output is stored from the registers).
     EXPECT_EQ(b.kernel.tensor_maps.size(), dtype_size(f.params[0].dtype) == 2 ? 3u : 2u) << name;
-    EXPECT_TRUE(b.kernel.persistent) << name;
+    EXPECT_EQ(b.kernel.blocks_per_sm, 1) << name;
     EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[0]) * 2 + 128) << name;
   }
   // The epilogue runs on the accumulator's registers: no conversion through shared memory.

@@ -4,6 +4,7 @@
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
+#include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
 #include "tile/trace_kernel.hpp"
 
@@ -116,8 +117,8 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   EXPECT_EQ(plan(corpus_kernel("add_f32")).threads, 128);
   EXPECT_EQ(plan(corpus_kernel("add_f32"), false).threads, 128);
   EXPECT_EQ(plan(corpus_kernel("add_f16")).threads, 256);
-  // Sixteen in a kernel that reduces: softmax_f16's [1, 4096] row -> 256 threads.
-  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 256);
+  // 32 in a kernel that reduces: softmax_f16's [1, 4096] row -> 128 threads.
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 128);
   // A 64x64 f32 accumulator is 32 fragments of 16x8: at least four warps of eight.
   EXPECT_GE(plan(corpus_kernel("gemm_f16")).threads, 128);
   // gemm_f16_ragged: the [40, 20] operand tile counts (800 / 8 -> 128 threads); the [40, 24]
@@ -138,9 +139,13 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
 }
 
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
-  // A reduction whose threads hold at most 16 elements each: 1024 / T blocks a multiprocessor.
-  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 4);  // 256 threads
-  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 4);
+  // A reduction whose threads hold at most 32 elements each, loading one row-sized tile:
+  // 1024 / T blocks a multiprocessor, and a block per tile.
+  const LayoutPlan softmax = plan(corpus_kernel("softmax_f16"));
+  EXPECT_EQ(softmax.threads, 128);  // 4096 columns, 32 a thread
+  EXPECT_EQ(softmax.min_blocks, 8);
+  EXPECT_EQ(softmax.blocks_per_sm, 0);
+  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 8);  // its weight row is 1/4 of a tile
   // Elementwise kernels and mma kernels are left to the compiler.
   EXPECT_EQ(plan(corpus_kernel("add_f32")).min_blocks, 0);
   EXPECT_EQ(plan(corpus_kernel("gemm_f16")).min_blocks, 0);
@@ -154,6 +159,63 @@ TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   const LayoutPlan p = plan(long_row);
   EXPECT_EQ(p.threads, 512);
   EXPECT_EQ(p.min_blocks, 0);
+  EXPECT_EQ(p.blocks_per_sm, 0);
+  // It streams its rows instead (Emitter::plan_streaming): the input is re-read at each use.
+  EXPECT_TRUE(p.stream_rows);
+  EXPECT_FALSE(plan(corpus_kernel("softmax_f16")).stream_rows);
+}
+
+TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
+  // Softmax of 65536-wide f16 rows: the loaded row, its exponentials and their quotient are never
+  // held; both reductions and the epilogue loop over the thread's 16 vectors, re-reading x.
+  const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
+      "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto v = load_like(x, z, Pad::neg_inf()).cast<float>();
+        auto e = exp(v - max(v, 1));
+        z.store((e / sum(e, 1)).cast<half>());
+      }));
+  const Built b = build(softmax, aligned_spec(softmax, kSm90a));
+  const std::string& src = b.kernel.source;
+  size_t loops = 0;
+  for (size_t at = src.find("for (int kv = 0; kv < 16; ++kv)"); at != std::string::npos;
+       at = src.find("for (int kv = 0; kv < 16; ++kv)", at + 1))
+    ++loops;
+  EXPECT_EQ(loops, 3u) << src;  // max, sum, and the epilogue
+  EXPECT_NE(src.find("(recomputed at each use: the row is streamed)"), std::string::npos);
+  EXPECT_NE(src.find("float p = -tsr_inf_f32();"), std::string::npos) << src;
+  EXPECT_NE(src.find("#define TSR_LOADS_IN_PLACE 1"), std::string::npos);
+  EXPECT_FALSE(b.compiled.ptx.empty());
+}
+
+TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {
+  // A norm whose weight and bias rows are as large as its tile: 768 resident threads (85
+  // registers, where 64 would spill), and a grid of exactly those blocks, each looping over rows.
+  const ir::Function norm = prepared(trace_kernel<Out<half>, In<half>, In<float>, In<float>>(
+      "layernorm_rows",
+      {out_param("y", DType::F16, {1, 8192}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F32, 2), in_param("b", DType::F32, 2)},
+      [](Out<half> y, In<half> x, In<float> w, In<float> b) {
+        auto v = load_like(x, y).cast<float>();
+        auto d = v - sum(v, 1) * (1.0f / 8192);
+        auto r = rsqrt(sum(d * d, 1) * (1.0f / 8192) + 1e-5f);
+        y.store((d * r * load(w, {0, 0}, {1, 8192}) + load(b, {0, 0}, {1, 8192})).cast<half>());
+      }));
+  const LayoutPlan p = plan(norm);
+  EXPECT_EQ(p.threads, 256);
+  EXPECT_EQ(p.min_blocks, 3);
+  EXPECT_EQ(p.blocks_per_sm, 3);
+  const backend::cuda::EmittedKernel k = backend::cuda::emit(norm, aligned_spec(norm, kSm90a));
+  EXPECT_EQ(k.blocks_per_sm, 3);
+  EXPECT_NE(k.source.find("__launch_bounds__(256, 3)"), std::string::npos);
+  // Its epilogue (the weight and bias loads, the arithmetic, the store) runs one vector at a time,
+  // so each load holds one vector of its row, not 32 registers.
+  EXPECT_NE(k.source.find("for (int kv = 0; kv < 4; ++kv)"), std::string::npos) << k.source;
+  EXPECT_NE(k.source.find("for (int k = kv; k < kv + 1; ++k)"), std::string::npos) << k.source;
+  // Softmax's epilogue loads nothing: it keeps the whole-tile loops.
+  const ir::Function softmax = corpus_kernel("softmax_f16");
+  const std::string src = backend::cuda::emit(softmax, aligned_spec(softmax, kSm90a)).source;
+  EXPECT_EQ(src.find("for (int kv = 0;"), std::string::npos);
 }
 
 TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {

@@ -25,18 +25,24 @@ std::vector<T> random_values(int64_t n, double lo = -2, double hi = 2) {
   std::uniform_real_distribution<double> dist(lo, hi);
   std::vector<T> v(static_cast<size_t>(n));
   for (auto& e : v) {
-    if constexpr (std::is_integral_v<T>) e = static_cast<T>(std::lround(dist(rng()) * 50));
-    else e = T(static_cast<float>(dist(rng())));
+    if constexpr (std::is_integral_v<T>)
+      e = static_cast<T>(std::lround(dist(rng()) * 50));
+    else
+      e = T(static_cast<float>(dist(rng())));
   }
   return v;
 }
 
 template <class T>
 double tolerance() {
-  if constexpr (std::is_same_v<T, half>) return 2e-3;
-  else if constexpr (std::is_same_v<T, bfloat16>) return 1.6e-2;
-  else if constexpr (std::is_same_v<T, float>) return 2e-5;
-  else return 0;
+  if constexpr (std::is_same_v<T, half>)
+    return 2e-3;
+  else if constexpr (std::is_same_v<T, bfloat16>)
+    return 1.6e-2;
+  else if constexpr (std::is_same_v<T, float>)
+    return 2e-5;
+  else
+    return 0;
 }
 
 template <class T>
@@ -66,7 +72,9 @@ void differential(const std::string& what, Run&& run, double tol = tolerance<T>(
 // ---- kernels -----------------------------------------------------------------------------------
 
 template <class T>
-TESSERA_KERNEL(add_k, Out<T> z, In<T> x, In<T> y) { z.store(load_like(x, z) + load_like(y, z)); };
+TESSERA_KERNEL(add_k, Out<T> z, In<T> x, In<T> y) {
+  z.store(load_like(x, z) + load_like(y, z));
+};
 
 template <class T>
 TESSERA_KERNEL(saxpy_k, Out<T> z, Scalar<T> a, In<T> x, In<T> y) {
@@ -131,7 +139,8 @@ TESSERA_KERNEL(gemm_k, Out<float> c, In<T> a, In<T> b) {
   auto acc = Tile<float>::zeros({BM, BN});
   const auto k_tiles = ((a.dim(1) + (BK - 1)) / BK).template cast<int32_t>();
   for_range(0, k_tiles, [&](Index k) {
-    acc = mma(load(a, {c.tile_index(0), k}, {BM, BK}), load(b, {k, c.tile_index(1)}, {BK, BN}), acc);
+    acc =
+        mma(load(a, {c.tile_index(0), k}, {BM, BK}), load(b, {k, c.tile_index(1)}, {BK, BN}), acc);
   });
   c.store(acc);
 };
@@ -141,7 +150,8 @@ TESSERA_KERNEL(control_k, Out<float> z, In<float> x) {
   auto acc = zeros_like(v);
   for_range(0, 3, [&](Index i) { acc = acc + v * i.cast<float>(); });
   auto first = z.tile_index(0) == 0;
-  if_(first, [&] { acc = acc * 2.0f; }, [&] { acc = acc - 1.0f; });
+  if_(
+      first, [&] { acc = acc * 2.0f; }, [&] { acc = acc - 1.0f; });
   z.store(acc + iota<float>(z.shape()) + z.num_tiles(0).cast<float>());
 };
 
@@ -169,14 +179,26 @@ void check_add(int64_t n, int64_t tile) {
   });
 }
 
-TEST(GpuDifferential, AddF32Ragged) { check_add<float>(100003, 1024); }
-TEST(GpuDifferential, AddF16Ragged) { check_add<half>(77777, 2048); }
-TEST(GpuDifferential, AddBf16Ragged) { check_add<bfloat16>(5000, 256); }
-TEST(GpuDifferential, AddF32TinyTiles) { check_add<float>(1000, 3); }
+TEST(GpuDifferential, AddF32Ragged) {
+  check_add<float>(100003, 1024);
+}
+TEST(GpuDifferential, AddF16Ragged) {
+  check_add<half>(77777, 2048);
+}
+TEST(GpuDifferential, AddBf16Ragged) {
+  check_add<bfloat16>(5000, 256);
+}
+TEST(GpuDifferential, AddF32TinyTiles) {
+  check_add<float>(1000, 3);
+}
 // Tiles of 16384 f16 and 32768 f32 elements run as 4 and 8 blocks each (LayoutPlan::
 // blocks_per_tile), the last tile ragged.
-TEST(GpuDifferential, AddF16LargeTilesRunAsSeveralBlocks) { check_add<half>(100003, 16384); }
-TEST(GpuDifferential, AddF32HugeTilesRunAsSeveralBlocks) { check_add<float>(300001, 32768); }
+TEST(GpuDifferential, AddF16LargeTilesRunAsSeveralBlocks) {
+  check_add<half>(100003, 16384);
+}
+TEST(GpuDifferential, AddF32HugeTilesRunAsSeveralBlocks) {
+  check_add<float>(300001, 32768);
+}
 
 TEST(GpuDifferential, LargeTileScaledByOneLoadedElement) {
   const int64_t n = 50001, tile = 8192, tiles = (n + tile - 1) / tile;
@@ -214,10 +236,14 @@ TEST(GpuDifferential, SaxpyF32) {
 TEST(GpuDifferential, MathF32) {
   const int64_t n = 10007;
   auto xs = random_values<float>(n);
-  differential<float>("math", [&](Device d) {
-    auto [z, x] = math_k(zeros<float>({n}, d).partition({512}), from_host<float>(xs, {n}, d)).sync();
-    return std::move(z).unpartition().to_vector();
-  }, 1e-4);
+  differential<float>(
+      "math",
+      [&](Device d) {
+        auto [z, x] =
+            math_k(zeros<float>({n}, d).partition({512}), from_host<float>(xs, {n}, d)).sync();
+        return std::move(z).unpartition().to_vector();
+      },
+      1e-4);
 }
 
 TEST(GpuDifferential, SelectF32) {
@@ -234,19 +260,23 @@ TEST(GpuDifferential, SelectF32) {
 TEST(GpuDifferential, IntegerOpsI32) {
   const int64_t n = 4099;
   auto xs = random_values<int32_t>(n), ys = random_values<int32_t>(n);
-  differential<int32_t>("i32", [&](Device d) {
-    auto [z, x, y] = int_k(zeros<int32_t>({n}, d).partition({512}), from_host<int32_t>(xs, {n}, d),
-                           from_host<int32_t>(ys, {n}, d))
-                         .sync();
-    return std::move(z).unpartition().to_vector();
-  }, 0);
+  differential<int32_t>(
+      "i32",
+      [&](Device d) {
+        auto [z, x, y] = int_k(zeros<int32_t>({n}, d).partition({512}),
+                               from_host<int32_t>(xs, {n}, d), from_host<int32_t>(ys, {n}, d))
+                             .sync();
+        return std::move(z).unpartition().to_vector();
+      },
+      0);
 }
 
 TEST(GpuDifferential, CastsF32) {
   const int64_t n = 2049;
   auto xs = random_values<float>(n, -1e3, 1e3);
   differential<float>("cast", [&](Device d) {
-    auto [z, x] = cast_k(zeros<float>({n}, d).partition({256}), from_host<float>(xs, {n}, d)).sync();
+    auto [z, x] =
+        cast_k(zeros<float>({n}, d).partition({256}), from_host<float>(xs, {n}, d)).sync();
     return std::move(z).unpartition().to_vector();
   });
 }
@@ -255,9 +285,10 @@ TEST(GpuDifferential, BroadcastAndTranspose2D) {
   const int64_t r = 77, c = 130;
   auto ms = random_values<float>(r * c), rows = random_values<float>(c);
   differential<float>("broadcast", [&](Device d) {
-    auto [z, m, row] = broadcast_k(zeros<float>({r, c}, d).partition({16, 32}),
-                                   from_host<float>(ms, {r, c}, d), from_host<float>(rows, {1, c}, d))
-                           .sync();
+    auto [z, m, row] =
+        broadcast_k(zeros<float>({r, c}, d).partition({16, 32}), from_host<float>(ms, {r, c}, d),
+                    from_host<float>(rows, {1, c}, d))
+            .sync();
     return std::move(z).unpartition().to_vector();
   });
 }
@@ -277,15 +308,22 @@ template <int Axis>
 void check_reduce() {
   const int64_t r = 100, c = 300;
   auto xs = random_values<float>(r * c);
-  differential<float>("reduce axis " + std::to_string(Axis), [&](Device d) {
-    auto [z, x] = reduce_k<Axis>(zeros<float>({r, c}, d).partition({32, 128}),
-                                 from_host<float>(xs, {r, c}, d))
-                      .sync();
-    return std::move(z).unpartition().to_vector();
-  }, 1e-4);
+  differential<float>(
+      "reduce axis " + std::to_string(Axis),
+      [&](Device d) {
+        auto [z, x] = reduce_k<Axis>(zeros<float>({r, c}, d).partition({32, 128}),
+                                     from_host<float>(xs, {r, c}, d))
+                          .sync();
+        return std::move(z).unpartition().to_vector();
+      },
+      1e-4);
 }
-TEST(GpuDifferential, ReduceAxis0) { check_reduce<0>(); }
-TEST(GpuDifferential, ReduceAxis1) { check_reduce<1>(); }
+TEST(GpuDifferential, ReduceAxis0) {
+  check_reduce<0>();
+}
+TEST(GpuDifferential, ReduceAxis1) {
+  check_reduce<1>();
+}
 
 template <class T>
 void check_softmax(int64_t rows, int64_t cols, int64_t tile_cols) {
@@ -297,21 +335,76 @@ void check_softmax(int64_t rows, int64_t cols, int64_t tile_cols) {
     return std::move(z).unpartition().to_vector();
   });
 }
-TEST(GpuDifferential, SoftmaxF32Ragged) { check_softmax<float>(33, 1000, 1024); }
-TEST(GpuDifferential, SoftmaxF16Wide) { check_softmax<half>(16, 4096, 4096); }
+TEST(GpuDifferential, SoftmaxF32Ragged) {
+  check_softmax<float>(33, 1000, 1024);
+}
+TEST(GpuDifferential, SoftmaxF16Wide) {
+  check_softmax<half>(16, 4096, 4096);
+}
+// Rows longer than the threads' registers hold (65536 = 128 elements a thread): streamed, each use
+// re-reading the input one vector at a time (LayoutPlan::stream_rows); ragged ones too.
+TEST(GpuDifferential, SoftmaxF16LongRowsAreStreamed) {
+  check_softmax<half>(6, 65536, 65536);
+}
+TEST(GpuDifferential, SoftmaxF16LongRaggedRowsAreStreamed) {
+  check_softmax<half>(5, 50000, 65536);
+}
+
+template <class T>
+TESSERA_KERNEL(norms_k, Out<T> z, In<T> x, In<float> w, In<float> b) {
+  const int64_t cols = z.shape()[1];
+  const float inv = 1.0f / static_cast<float>(cols);
+  auto v = load_like(x, z).template cast<float>();
+  auto ms = rsqrt(sum(v * v, 1) * inv + 1e-5f);
+  auto d = v - sum(v, 1) * inv;
+  auto r = rsqrt(sum(d * d, 1) * inv + 1e-5f);
+  // RMSNorm and LayerNorm of the same row, added: every streamed path in one kernel.
+  z.store((v * ms * load(w, {0, 0}, {1, cols}) + d * r * load(b, {0, 0}, {1, cols}))
+              .template cast<T>());
+};
+template <class T>
+void check_norms(int64_t rows, int64_t cols, int64_t tile_cols) {
+  auto xs = random_values<T>(rows * cols, -4, 4);
+  auto ws = random_values<float>(tile_cols), bs = random_values<float>(tile_cols);
+  differential<T>("norms", [&](Device d) {
+    auto [z, x, w, b] =
+        norms_k<T>(zeros<T>({rows, cols}, d).partition({1, tile_cols}),
+                   from_host<T>(xs, {rows, cols}, d), from_host<float>(ws, {1, tile_cols}, d),
+                   from_host<float>(bs, {1, tile_cols}, d))
+            .sync();
+    return std::move(z).unpartition().to_vector();
+  });
+}
+TEST(GpuDifferential, NormsF16RowsInRegisters) {
+  check_norms<half>(16, 4096, 4096);
+}
+TEST(GpuDifferential, NormsF16LongRowsAreStreamed) {
+  check_norms<half>(6, 65536, 65536);
+}
+TEST(GpuDifferential, NormsBf16LongRaggedRowsAreStreamed) {
+  check_norms<bfloat16>(5, 50000, 65536);
+}
 
 template <class T>
 void check_gemm(int64_t m, int64_t n, int64_t k) {
   auto as = random_values<T>(m * k, -1, 1), bs = random_values<T>(k * n, -1, 1);
-  differential<float>("gemm", [&](Device d) {
-    auto [c, a, b] = gemm_k<T, 64, 64, 32>(zeros<float>({m, n}, d).partition({64, 64}),
-                                           from_host<T>(as, {m, k}, d), from_host<T>(bs, {k, n}, d))
-                         .sync();
-    return std::move(c).unpartition().to_vector();
-  }, 1e-3);
+  differential<float>(
+      "gemm",
+      [&](Device d) {
+        auto [c, a, b] =
+            gemm_k<T, 64, 64, 32>(zeros<float>({m, n}, d).partition({64, 64}),
+                                  from_host<T>(as, {m, k}, d), from_host<T>(bs, {k, n}, d))
+                .sync();
+        return std::move(c).unpartition().to_vector();
+      },
+      1e-3);
 }
-TEST(GpuDifferential, GemmF16Ragged) { check_gemm<half>(130, 100, 70); }
-TEST(GpuDifferential, GemmBf16) { check_gemm<bfloat16>(128, 192, 256); }
+TEST(GpuDifferential, GemmF16Ragged) {
+  check_gemm<half>(130, 100, 70);
+}
+TEST(GpuDifferential, GemmBf16) {
+  check_gemm<bfloat16>(128, 192, 256);
+}
 
 // The GEMM loop pipelined on sm_90a (TMA + wgmma; rows 16-byte aligned), with a fused epilogue
 // (bias row, relu, cast to the inputs' type), at the tile shapes of bench/gemm and smaller ones.
@@ -373,12 +466,15 @@ TEST(GpuDifferential, ControlFlow) {
   const int64_t n = 999;
   auto xs = random_values<float>(n);
   differential<float>("control", [&](Device d) {
-    auto [z, x] = control_k(zeros<float>({n}, d).partition({128}), from_host<float>(xs, {n}, d)).sync();
+    auto [z, x] =
+        control_k(zeros<float>({n}, d).partition({128}), from_host<float>(xs, {n}, d)).sync();
     return std::move(z).unpartition().to_vector();
   });
 }
 
-TESSERA_KERNEL(unpadded_k, Out<float> z, In<float> x) { z.store(load_like(x, z, Pad::none())); };
+TESSERA_KERNEL(unpadded_k, Out<float> z, In<float> x) {
+  z.store(load_like(x, z, Pad::none()));
+};
 
 TEST(GpuDifferential, UnpaddedLoadOutsideTheTensorFailsOnTheGpu) {
   const int64_t n = 1000;  // the last tile of 128 reaches element 1023

@@ -74,10 +74,10 @@ struct GpuKernelSource {
   // module then defines tessera_error and tessera_error_info). Reading the report back costs a
   // copy and a wait on the whole stream after each launch, so it is read only for such kernels.
   bool reports_errors = false;
-  // EmittedKernel::tensor_maps and ::persistent: TMA descriptors encoded at each launch, and a
-  // grid of at most one block per multiprocessor.
+  // EmittedKernel::tensor_maps and ::blocks_per_sm: TMA descriptors encoded at each launch, and a
+  // grid of at most that many blocks per multiprocessor (0: one per tile).
   std::vector<backend::cuda::TensorMapSpec> tensor_maps;
-  bool persistent = false;
+  int blocks_per_sm = 0;
 };
 
 // A kernel compiled for one GPU and loaded on it.

@@ -33,6 +33,9 @@ struct HandleAccess {
     return x.handle_;
   }
 };
+// Makes tensors over memory another library lent through DLPack (dlpack.hpp): the handle it wraps
+// is a fresh one over borrowed storage, never an existing tensor's.
+struct DLPackTensors;
 // Makes tensors over new storage, for the creation functions below. Nothing here takes an
 // existing handle, so nothing here can reach storage that a tensor, a partition or a launch holds.
 struct NewTensor {
@@ -159,6 +162,7 @@ class Tensor {
   }
   friend struct runtime::HandleAccess;
   friend struct runtime::NewTensor;
+  friend struct runtime::DLPackTensors;
   template <Element, int>
   friend class Partition;
   template <Element, int>

@@ -117,6 +117,18 @@ struct IndexArg {
       : value(v), loc(l) {}
   IndexArg(const Index& v, std::source_location l = std::source_location::current())  // NOLINT
       : value(&v), loc(l) {}
+  // A tile of another element type -- most often x.dim(axis), an i64 extent -- is not an index:
+  // this overload exists only to say what to write instead of the list of candidates.
+  template <Element T>
+    requires(!std::is_same_v<T, int32_t>)
+  IndexArg(const Tile<T>&, std::source_location l = std::source_location::current())  // NOLINT
+      : loc(l) {
+    static_assert(detail::always_false<T>,
+                  "a for_range bound or step, or a load coordinate, must be an Index "
+                  "(Tile<int32_t>) or an int, not a tile of another element type; x.dim(axis) "
+                  "is an i64 extent: turn it into an i32 count first, e.g. "
+                  "cast<int32_t>((x.dim(1) + (BK - 1)) / BK)");
+  }
   ir::ValueId get() const {
     if (auto* i = std::get_if<int>(&value)) return detail::emit_constant(DType::I32, *i, loc);
     return std::get<const Index*>(value)->value(loc);

@@ -310,3 +310,6 @@ Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& acc,
 }
 
 }  // namespace tessera::tile
+
+// What to write instead, for the usual C++ mistakes in kernels (mixed dtypes, ...).
+#include "tessera/tile/misuse.hpp"  // IWYU pragma: export

@@ -192,9 +192,223 @@ void Emitter::need_smem(int64_t bytes, const ir::Op& op, const std::string& what
   smem_bytes_ = std::max(smem_bytes_, bytes);
 }
 
+// The tail of a row-wise kernel's body that can run one vector at a time: a store of a
+// distributed tile and the elementwise ops and input loads before it that only it uses. Emitted as
+// a loop over the thread's vectors, each loading, computing and storing its own, the tail holds one
+// vector of what it loads rather than the whole row (a norm's weight row, loaded after the
+// reduction: 32 more registers a thread otherwise, spilled under the occupancy bound).
+// Returns b.ops.size() when there is no such tail, or it loads nothing.
+size_t Emitter::epilogue_start(const ir::Block& b) const {
+  if ((plan_.min_blocks == 0 && !plan_.stream_rows) || plan_.pipeline || &b != &f_.body ||
+      b.ops.empty())
+    return b.ops.size();
+  const ir::Op& store = b.ops.back();
+  if (store.kind != OpKind::Store || f_.params.at(store.attrs.param).tile_shape.empty() ||
+      layout(store.operands[0]).kind != LayoutKind::Distributed)
+    return b.ops.size();
+  const int64_t n = numel(f_.params.at(store.attrs.param).tile_shape);
+  // A value the tail reads in registers: uniform, or distributed over the store's tile, or a
+  // reduction's slice of it (read per vector).
+  const auto fits = [&](ir::ValueId v) {
+    const Layout& l = layout(v);
+    return l.kind == LayoutKind::Uniform ||
+           (l.kind == LayoutKind::Distributed && numel(type(v).shape) == n) ||
+           (l.kind == LayoutKind::Slice && numel(l.parent) == n);
+  };
+  const auto tail_op = [&](const ir::Op& op) {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (plan_.convert.count({&op, i}) || !fits(op.operands[i])) return false;
+    switch (ir::op_info(op.kind).cls) {
+      case ir::OpClass::Unary:
+      case ir::OpClass::UnaryFloat:
+      case ir::OpClass::UnaryBool:
+      case ir::OpClass::Cast:
+      case ir::OpClass::Binary:
+      case ir::OpClass::BinaryBool:
+      case ir::OpClass::Compare:
+      case ir::OpClass::Select:
+      case ir::OpClass::Creation:
+      case ir::OpClass::Reshape:
+        return op.kind != OpKind::Iota &&
+               (layout(op.results[0]).kind == LayoutKind::Uniform ||
+                (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
+      case ir::OpClass::Broadcast: {
+        const Layout &from = layout(op.operands[0]), &to = layout(op.results[0]);
+        return to.kind == LayoutKind::Uniform ||
+               (to.kind == LayoutKind::Distributed && fits(op.results[0]) &&
+                (from.kind == LayoutKind::Uniform || from.kind == LayoutKind::Slice ||
+                 (from.kind == LayoutKind::Distributed &&
+                  type(op.operands[0]).shape == type(op.results[0]).shape)));
+      }
+      case ir::OpClass::Load:
+        return f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty() &&
+               fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed;
+      case ir::OpClass::Interface:
+      case ir::OpClass::Permute:
+      case ir::OpClass::Reduce:
+      case ir::OpClass::Mma:
+      case ir::OpClass::Store:
+      case ir::OpClass::For:
+      case ir::OpClass::If:
+      case ir::OpClass::Yield:
+      case ir::OpClass::Print:
+      case ir::OpClass::Local:
+        return false;
+    }
+    return false;
+  };
+  // The longest such run before the store. Only later ops can use a value, and the store is the
+  // body's last op, so nothing outside the tail reads what the tail computes.
+  size_t start = b.ops.size() - 1;
+  while (start > 0 && tail_op(b.ops[start - 1])) --start;
+  bool loads = false;
+  for (size_t i = start; i + 1 < b.ops.size(); ++i) loads |= b.ops[i].kind == OpKind::Load;
+  return loads || plan_.stream_rows ? start : b.ops.size();
+}
+
+// Streamed rows: a distributed value over the row that is computed from input loads by
+// elementwise ops is not held; each use recomputes it one vector at a time, re-reading the inputs
+// (read-only for the whole launch, so every read sees the same values). Its uses must be the
+// epilogue, a reduction of one row per thread group (reduced one vector at a time), or another
+// such value; anything else keeps it in registers.
+void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
+  streamed_.assign(f_.values.size(), false);
+  if (tail == b.ops.size()) return;
+  const int64_t n = numel(f_.params.at(b.ops.back().attrs.param).tile_shape);
+  const int64_t t = threads(), v = vec();
+  if (n % (t * v) != 0) return;
+  const auto row_operand = [&](ir::ValueId u) {
+    const Layout& l = layout(u);
+    return l.kind == LayoutKind::Uniform || (l.kind == LayoutKind::Slice && numel(l.parent) == n);
+  };
+  std::vector<bool> candidate(f_.values.size(), false);
+  for (size_t i = 0; i < tail; ++i) {
+    const ir::Op& op = b.ops[i];
+    if (op.results.size() != 1 || !op.regions.empty()) continue;
+    const ir::ValueId r = op.results[0];
+    if (layout(r).kind != LayoutKind::Distributed || numel(type(r).shape) != n) continue;
+    bool ok = true;
+    for (size_t j = 0; j < op.operands.size(); ++j) {
+      const ir::ValueId u = op.operands[j];
+      ok = ok && !plan_.convert.count({&op, j}) && (row_operand(u) || candidate[u]);
+    }
+    switch (ir::op_info(op.kind).cls) {
+      case ir::OpClass::Unary:
+      case ir::OpClass::UnaryFloat:
+      case ir::OpClass::UnaryBool:
+      case ir::OpClass::Cast:
+      case ir::OpClass::Binary:
+      case ir::OpClass::BinaryBool:
+      case ir::OpClass::Compare:
+      case ir::OpClass::Select:
+        break;
+      case ir::OpClass::Broadcast:
+        ok = ok && layout(op.operands[0]).kind != LayoutKind::Distributed;
+        break;
+      case ir::OpClass::Load:
+        ok = f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty();
+        break;
+      case ir::OpClass::Interface:
+      case ir::OpClass::Creation:
+      case ir::OpClass::Reshape:
+      case ir::OpClass::Permute:
+      case ir::OpClass::Reduce:
+      case ir::OpClass::Mma:
+      case ir::OpClass::Store:
+      case ir::OpClass::For:
+      case ir::OpClass::If:
+      case ir::OpClass::Yield:
+      case ir::OpClass::Print:
+      case ir::OpClass::Local:
+        ok = false;
+        break;
+    }
+    candidate[r] = ok;
+  }
+  // A reduction that streams: f32 accumulation of sum, max or min into a slice whose row a group
+  // of threads holds with each thread's vectors all in that row (one row a thread group).
+  const auto streams = [&](const ir::Op& op) {
+    if (op.kind != OpKind::ReduceSum && op.kind != OpKind::ReduceMax &&
+        op.kind != OpKind::ReduceMin)
+      return false;
+    const ir::ValueId r = op.results[0];
+    if (layout(r).kind != LayoutKind::Slice || acc_type(type(r).dtype) != "float") return false;
+    const int64_t row = type(op.operands[0]).shape.back(), g = row / v;
+    return g >= t && plan_.vectors(n) == g / t;
+  };
+  streamed_ = candidate;
+  for (bool changed = true; changed;) {
+    changed = false;
+    const auto refuse_uses = [&](const ir::Op& op, bool allowed) {
+      for (ir::ValueId u : op.operands)
+        if (streamed_[u] && !allowed) {
+          streamed_[u] = false;
+          changed = true;
+        }
+    };
+    for (size_t i = 0; i < b.ops.size(); ++i) {
+      const ir::Op& op = b.ops[i];
+      const bool user_streamed = op.results.size() == 1 && streamed_[op.results[0]];
+      refuse_uses(op, i >= tail || user_streamed || streams(op));
+      for (const ir::Block& region : op.regions)
+        ir::walk(region, [&](const ir::Op& inner) { refuse_uses(inner, false); });
+    }
+  }
+}
+
+void Emitter::materialize(ir::ValueId v) {
+  if (!streamed(v)) return;
+  for (const auto& [done, old] : remat_names_)
+    if (done == v) return;
+  const ir::Op& d = *def(v);
+  for (ir::ValueId u : d.operands) materialize(u);
+  remat_names_.emplace_back(v, names_[v]);
+  names_[v] += "_" + str(remat_scope_);
+  op(d);
+}
+
+void Emitter::end_materialized() {
+  for (auto it = remat_names_.rbegin(); it != remat_names_.rend(); ++it)
+    names_[it->first] = it->second;
+  remat_names_.clear();
+  ++remat_scope_;
+}
+
+std::string Emitter::register_loop(ir::ValueId v) const {
+  if (!vector_only_.empty() && layout(v).kind == LayoutKind::Distributed)
+    return "for (int i = " + vector_only_ + " * " + str(vec()) + "; i < (" + vector_only_ +
+           " + 1) * " + str(vec()) + "; ++i)";
+  return "for (int i = 0; i < " + str(registers(layout(v), type(v).shape)) + "; ++i)";
+}
+
 void Emitter::block(const ir::Block& b) {
   converted_.emplace_back();
-  for (const ir::Op& op : b.ops) this->op(op);
+  const size_t tail = epilogue_start(b);
+  if (plan_.stream_rows && &b == &f_.body) plan_streaming(b, tail);
+  for (size_t i = 0; i < tail; ++i) {
+    const ir::Op& o = b.ops[i];
+    if (o.results.size() == 1 && streamed(o.results[0])) {
+      line("// ",
+           comment_text(short_path(o.loc.file) + ":" + str(o.loc.line) + "  " + op_text_[&o]),
+           "  (recomputed at each use: the row is streamed)");
+      continue;
+    }
+    op(o);
+  }
+  if (tail < b.ops.size()) {
+    const ir::ValueId stored = b.ops.back().operands[0];
+    line("// The epilogue, one vector at a time (Emitter::epilogue_start).");
+    unroll();
+    open("for (int kv = 0; kv < ", plan_.vectors(numel(type(stored).shape)), "; ++kv)");
+    vector_only_ = "kv";
+    for (size_t i = tail; i < b.ops.size(); ++i) {
+      for (ir::ValueId u : b.ops[i].operands) materialize(u);
+      op(b.ops[i]);
+    }
+    vector_only_.clear();
+    end_materialized();
+    close();
+  }
   converted_.pop_back();
 }
 
@@ -293,6 +507,7 @@ EmittedKernel Emitter::run() {
   const int split = plan_.blocks_per_tile;
   k.threads = threads() / split;
   k.blocks_per_tile = split;
+  k.blocks_per_sm = plan_.blocks_per_sm;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
 
   line("// ---- kernel '", comment_text(f_.name), "' (",
@@ -363,7 +578,8 @@ EmittedKernel Emitter::run() {
   k.reports_errors = reports_errors_;
   // Measured on an H200 (bench/rowwise f16): LayerNorm 8192x8192 1733 -> 2255 GB/s, 32768x4096
   // 1941 -> 2839; RMSNorm and softmax within 1%.
-  const std::string in_place = plan_.min_blocks > 0 ? "#define TSR_LOADS_IN_PLACE 1\n" : "";
+  const std::string in_place =
+      plan_.min_blocks > 0 || plan_.stream_rows ? "#define TSR_LOADS_IN_PLACE 1\n" : "";
   k.source = in_place + std::string(abi_source()) + "\n" + std::string(device_runtime_source()) +
              "\n" + out_.str();
   return k;

@@ -180,13 +180,13 @@ void Emitter::broadcast(const ir::Op& op) {
     alias(r, x.var);
     return;
   }
-  const int64_t t = threads(), v = vec(), regs = registers(layout(r), to);
+  const int64_t t = threads(), v = vec();
   // A reduction's slice over this very shape: each register already holds its row's value.
   const bool distributed = layout(r).kind == LayoutKind::Distributed;
   if (distributed && x.layout.kind == LayoutKind::Slice && x.layout.parent == to) {
     declare(r);
     unroll();
-    line("for (int i = 0; i < ", regs, "; ++i) ", name(r), "[i] = ", x.var, "[i / ", v, "];");
+    line(register_loop(r), " ", name(r), "[i] = ", x.var, "[i / ", v, "];");
     return;
   }
   // Leading axes added to a distributed tile whose size is a multiple of T*V: each thread
@@ -201,8 +201,8 @@ void Emitter::broadcast(const ir::Op& op) {
       const int64_t period = n / (t * v);
       declare(r);
       unroll();
-      line("for (int i = 0; i < ", regs, "; ++i) ", name(r), "[i] = ", x.var, "[(i / ", v, ") % ",
-           period, " * ", v, " + i % ", v, "];");
+      line(register_loop(r), " ", name(r), "[i] = ", x.var, "[(i / ", v, ") % ", period, " * ", v,
+           " + i % ", v, "];");
       return;
     }
   }

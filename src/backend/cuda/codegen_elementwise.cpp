@@ -91,8 +91,7 @@ void Emitter::map(const ir::Op& op, const Expr& expr) {
   for (const Operand& x : xs) el.push_back(at(x.var, x.layout, "i"));
   declare(r);
   unroll();
-  line("for (int i = 0; i < ", registers(layout(r), type(r).shape), "; ++i) ", name(r),
-       "[i] = ", expr(el), ";");
+  line(register_loop(r), " ", name(r), "[i] = ", expr(el), ";");
 }
 
 void Emitter::constant(const ir::Op& op) {

@@ -162,6 +162,15 @@ class Emitter {
 
   // ---- ops, one file per class ----
   void block(const ir::Block& b);
+  size_t epilogue_start(const ir::Block& b) const;
+  // Streamed rows (LayoutPlan::stream_rows): which values are recomputed at each use, one vector
+  // at a time, rather than held; and their recomputation inside a vector loop.
+  void plan_streaming(const ir::Block& b, size_t tail);
+  bool streamed(ir::ValueId v) const { return !streamed_.empty() && streamed_[v]; }
+  void materialize(ir::ValueId v);
+  void end_materialized();
+  // "for (int i = ...)" over v's registers: all of them, or vector_only_'s V of a distributed one.
+  std::string register_loop(ir::ValueId v) const;
   void op(const ir::Op& op);
   void interface_op(const ir::Op& op);  // codegen_control.cpp
   void constant(const ir::Op& op);      // codegen_elementwise.cpp
@@ -254,6 +263,12 @@ class Emitter {
   std::vector<std::string> tile_coords_, param_vars_;
   // Conversions already emitted in the enclosing scopes: (value, layout) -> variable.
   std::vector<std::map<std::pair<ir::ValueId, std::string>, std::string>> converted_;
+  // Non-empty while emitting a row-wise kernel's epilogue (epilogue_start) one vector at a time:
+  // the variable naming that vector; distributed loops then cover its elements only.
+  std::string vector_only_;
+  std::vector<bool> streamed_;                                    // by ValueId
+  std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
+  int remat_scope_ = 0;
   int64_t smem_bytes_ = 0;
   const ir::Op* current_op_ = nullptr;  // for the location of errors found while converting
   bool uses_smem_ = false, uses_lane_ = false, uses_warp_ = false, uses_barrier_ = false;

@@ -75,7 +75,10 @@ void Emitter::walk_chunks(const TileWalk& w, bool whole) {
   const std::string ref = param_var(w.param), s = storage_type(w.dtype);
   const bool load = w.mode != Mode::Store;
   unroll();
-  open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
+  if (vector_only_.empty())
+    open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
+  else  // the epilogue's vector only (Emitter::epilogue_start)
+    open("for (int k = ", vector_only_, "; k < ", vector_only_, " + 1; ++k)");
   const bool chunks = v / c > 1;
   if (chunks) {
     unroll();

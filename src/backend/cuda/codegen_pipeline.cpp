@@ -263,7 +263,7 @@ EmittedKernel Emitter::run_pipelined() {
   k.threads = t + 128;
   k.shared_bytes = static_cast<size_t>(ring_offset + stages_ * p.stage_bytes() + 1024);
   k.reports_errors = reports_errors_;
-  k.persistent = true;
+  k.blocks_per_sm = 1;
   k.tensor_maps = {{p.a_param, p.a_atom(), p.bm, p.a_swizzle_bytes()}, {p.b_param, 64, p.bk, 128}};
   if (staged_param_ >= 0) k.tensor_maps.push_back({staged_param_, 64, 64, 128});
 

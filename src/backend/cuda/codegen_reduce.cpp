@@ -51,16 +51,38 @@ void Emitter::reduce(const ir::Op& op) {
     // 1. Each vector's own elements (and, when a row spans several of this thread's vectors,
     //    those vectors together).
     line(acc, " row[", rows, "];");
-    unroll();
-    open("for (int q = 0; q < ", rows, "; ++q)");
-    line(acc,
-         " p = ", sum ? "(" + acc + ")0" : "(" + acc + ")" + x.var + "[q * " + str(m * v) + "]",
-         ";");
-    unroll();
-    line("for (int e = ", sum ? 0 : 1, "; e < ", m * v, "; ++e) p = ",
-         combine(op.kind, "p", "(" + acc + ")" + x.var + "[q * " + str(m * v) + " + e]"), ";");
-    line("row[q] = p;");
-    close();
+    if (const ir::ValueId src = op.operands[0]; streamed(src)) {
+      // A streamed row (Emitter::plan_streaming): one row a group, reduced one vector at a time,
+      // each recomputed from the inputs; same order of combination as below.
+      TESSERA_INTERNAL_CHECK(rows == 1 && vector_only_.empty(), "a streamed reduction of ", rows,
+                             " rows a thread");
+      const std::string identity = sum                                ? "(" + acc + ")0"
+                                   : op.kind == ir::OpKind::ReduceMax ? "-tsr_inf_f32()"
+                                                                      : "tsr_inf_f32()";
+      line(acc, " p = ", identity, ";");
+      unroll();
+      open("for (int kv = 0; kv < ", k_count, "; ++kv)");
+      vector_only_ = "kv";
+      materialize(src);
+      unroll();
+      line("for (int e = 0; e < ", v, "; ++e) p = ",
+           combine(op.kind, "p", "(" + acc + ")" + name(src) + "[kv * " + str(v) + " + e]"), ";");
+      vector_only_.clear();
+      end_materialized();
+      close();
+      line("row[0] = p;");
+    } else {
+      unroll();
+      open("for (int q = 0; q < ", rows, "; ++q)");
+      line(acc,
+           " p = ", sum ? "(" + acc + ")0" : "(" + acc + ")" + x.var + "[q * " + str(m * v) + "]",
+           ";");
+      unroll();
+      line("for (int e = ", sum ? 0 : 1, "; e < ", m * v, "; ++e) p = ",
+           combine(op.kind, "p", "(" + acc + ")" + x.var + "[q * " + str(m * v) + " + e]"), ";");
+      line("row[q] = p;");
+      close();
+    }
     // 2. Across the lanes of the group within a warp.
     if (const int64_t width = std::min<int64_t>(group, 32); width > 1) {
       unroll();

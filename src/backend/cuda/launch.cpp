@@ -196,7 +196,8 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
   std::unique_lock<std::mutex> queuing(report_order, std::defer_lock);
   if (error_report && k.error_flag) queuing.lock();
   int64_t blocks = grid_blocks(args.grid, props, config.blocks_per_tile);
-  if (config.persistent) blocks = std::min<int64_t>(blocks, props.multiprocessors);
+  if (config.blocks_per_sm > 0)
+    blocks = std::min<int64_t>(blocks, int64_t{props.multiprocessors} * config.blocks_per_sm);
   if (blocks > 0) {
     const CUresult r = driver().cuLaunchKernel(
         k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,

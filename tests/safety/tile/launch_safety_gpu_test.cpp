@@ -2,6 +2,8 @@
 // has. Its error report (an unpadded load outside its tensor) lives in the kernel's module, which
 // every launch of the kernel shares: each launch now copies it out, and clears it, behind its own
 // kernel on the stream, so one launch's error never surfaces in another's sync().
+#include <algorithm>
+
 #include "safety/tile/launch_safety.hpp"
 
 namespace tessera::test::launch_safety {
@@ -98,6 +100,28 @@ TEST(GpuScalarNarrowing, DoublePastTheFloatRangeIsRefusedAndInRangeRounds) {
 }
 TEST(GpuScalarNarrowing, NonBooleanIntoBoolIsRefused) {
   non_boolean_into_bool_is_refused(kGpu);
+}
+
+// Class 5: generated code holds a block's tile coordinate in 32 bits, so a grid past 2^31 - 1
+// tiles along an axis would make two blocks store to one tile. It is refused at launch, and the
+// partition comes back intact; its twin (the same 2^31 bytes in 2^29 tiles of 4) writes every tile.
+TESSERA_KERNEL(put_seven, Out<uint8_t> z) {
+  z.store(Tile<uint8_t>::full(z.shape(), uint8_t{7}));
+};
+TEST(GpuTileCoordinates, AGridPast32BitsAlongAnAxisIsRefusedAndItsTwinRuns) {
+  const int64_t n = int64_t{1} << 31;
+  auto z = zeros<uint8_t>({n}, kGpu).partition({1});
+  const std::string m = error_of<LaunchError>([&] { (void)put_seven(std::move(z)); });
+  EXPECT_NE(m.find("kernel 'put_seven' has a grid of [2147483648] tiles; the CUDA backend runs at "
+                   "most 2^31 - 1 tiles along an axis; use larger tiles"),
+            std::string::npos)
+      << m;
+  // NOLINTNEXTLINE(bugprone-use-after-move): a refused launch takes nothing
+  auto wider = std::move(z).unpartition().partition({4});
+  auto [out] = put_seven(std::move(wider)).sync();
+  const std::vector<uint8_t> v = std::move(out).unpartition().to_vector();
+  ASSERT_EQ(static_cast<int64_t>(v.size()), n);
+  EXPECT_EQ(std::count(v.begin(), v.end(), uint8_t{7}), n);
 }
 
 }  // namespace

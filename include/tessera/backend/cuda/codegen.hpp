@@ -40,9 +40,9 @@ struct EmittedKernel {
   bool reports_errors = false;
   // Passed after the kernel's parameters, in this order (a pipelined mma loop on sm_90a).
   std::vector<TensorMapSpec> tensor_maps;
-  // The kernel keeps one block per multiprocessor busy and loops over the tiles itself: the
-  // launch needs no more blocks than the device has multiprocessors.
-  bool persistent = false;
+  // The kernel loops over the tiles itself, so the launch needs no more than this many blocks per
+  // multiprocessor (a persistent grid); 0: one block per tile (LayoutPlan::blocks_per_sm).
+  int blocks_per_sm = 0;
 };
 
 // Throws KernelError (at the op's location) for IR the backend cannot lower.

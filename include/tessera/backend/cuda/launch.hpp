@@ -23,8 +23,8 @@ struct LaunchConfig {
   int threads_per_block = 128;
   size_t dynamic_shared_bytes = 0;
   int blocks_per_tile = 1;  // the kernel loops over grid.total * blocks_per_tile blocks
-  // One block per multiprocessor at most: the kernel walks the tiles itself.
-  bool persistent = false;
+  // At most this many blocks per multiprocessor (the kernel walks the tiles itself); 0: no cap.
+  int blocks_per_sm = 0;
   // Encoded from the arguments at each launch and passed after them (TMA operands).
   std::vector<TensorMapSpec> tensor_maps;
 };

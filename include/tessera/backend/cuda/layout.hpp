@@ -67,8 +67,8 @@ bool mma_on_tensor_cores(DType operand);
 int vector_chunk(DType dtype, const TensorSpec& spec, const Shape& tile, int limit);
 
 struct LayoutPlan {
-  int threads = 32;        // T: the threads that hold a tile (its thread ids are 0..T-1)
-  int vec = 1;             // V
+  int threads = 32;  // T: the threads that hold a tile (its thread ids are 0..T-1)
+  int vec = 1;       // V
   // S: the blocks that run one tile, T / S threads each. Above 1 only for a kernel of
   // elementwise ops, whose threads never read each other's values (no shared memory, shuffles or
   // barriers): a large tile then runs as several blocks of at most 512 threads.
@@ -76,6 +76,13 @@ struct LayoutPlan {
   // Blocks each multiprocessor should be able to hold at once (__launch_bounds__' second
   // argument, which caps registers at 64K / (min_blocks * T)); 0 leaves it to the compiler.
   int min_blocks = 0;
+  // A grid of at most this many blocks per multiprocessor, each looping over tiles (so that
+  // per-tile setup is paid once per block); 0: one block per tile (EmittedKernel::blocks_per_sm).
+  int blocks_per_sm = 0;
+  // A row-wise kernel whose rows do not fit its threads' registers (more than 32 elements a
+  // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
+  // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
+  bool stream_rows = false;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.

@@ -1,0 +1,130 @@
+// tessera_dlpack_example: a Tessera kernel called from Python on torch.Tensors, numpy arrays or any
+// object with __dlpack__, on the CPU or a CUDA GPU, without copying them.
+//
+//   add(x, y)          -> a new array x + y, made by Tessera (hand it to torch.from_dlpack or
+//                         numpy.from_dlpack; no copy either way)
+//   add_into(out, x, y)   writes x + y into the caller's own array `out`
+//
+// x, y and out are 1-D float32 arrays of one length on one device. Each is taken through DLPack
+// (x.__dlpack__()); Tessera owns what it took until the call returns, then runs the producer's
+// deleter. `out` is partitioned as the kernel's output, which needs the only handle on Tessera's
+// side: passing the same array as out and x is refused (an output may not also be an input).
+//
+// Streams: Tessera runs on its own CUDA stream. These functions return once the kernel is done,
+// so the result is ready on any stream; the caller must have finished writing the inputs (with
+// PyTorch, torch_add in test_example.py synchronizes torch's current stream first).
+#include <dlpack/dlpack.h>
+#include <pybind11/pybind11.h>
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <tessera/tessera.hpp>
+
+namespace py = pybind11;
+using namespace tessera;
+using namespace tessera::tile;
+
+namespace {
+
+TESSERA_KERNEL(add_kernel, Out<float> z, In<float> x, In<float> y) {
+  z.store(load_like(x, z) + load_like(y, z));
+};
+
+constexpr const char* kCapsule = "dltensor";           // DLPack's name for a fresh capsule
+constexpr const char* kUsedCapsule = "used_dltensor";  // ...and for one a consumer took
+
+// The Tessera tensor lent by `array` (argument `name` of `function`): its DLManagedTensor becomes
+// Tessera's, and the capsule is marked used, so that only Tessera runs its deleter.
+Tensor<float, 1> take(py::handle array, const char* function, const char* name) {
+  if (!py::hasattr(array, "__dlpack__"))
+    throw py::type_error(std::string(function) + ": " + name + " is a " +
+                         std::string(py::str(py::type::handle_of(array).attr("__name__"))) +
+                         ", which has no __dlpack__; pass a torch.Tensor, a numpy array or "
+                         "another DLPack array");
+  py::object capsule = array.attr("__dlpack__")();
+  if (!PyCapsule_IsValid(capsule.ptr(), kCapsule))
+    throw py::value_error(std::string(function) + ": " + name +
+                          ".__dlpack__() did not return an unused 'dltensor' capsule");
+  auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
+  // On an error the capsule still owns the tensor (and frees it when it dies).
+  Tensor<float> t = from_dlpack<float>(managed);
+  PyCapsule_SetName(capsule.ptr(), kUsedCapsule);
+  if (t.rank() != 1)
+    throw py::value_error(std::string(function) + ": " + name + " has rank " +
+                          std::to_string(t.rank()) + "; pass 1-D arrays (x.reshape(-1))");
+  return Tensor<float, 1>(t);
+}
+
+// A capsule that owns a DLManagedTensor until a consumer takes it (and renames it).
+py::capsule capsule_of(DLManagedTensor* managed) {
+  return py::capsule(managed, kCapsule, [](PyObject* capsule) {
+    if (!PyCapsule_IsValid(capsule, kCapsule)) return;  // taken: the consumer owns it now
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsule));
+    if (m->deleter) m->deleter(m);
+  });
+}
+
+// A Tessera tensor offered to Python through the DLPack protocol (__dlpack__, __dlpack_device__).
+// Each __dlpack__ call exports a view that holds one more handle to the storage.
+struct Array {
+  Tensor<float> tensor;
+
+  // `stream` is the consumer's stream; the data is ready on every stream (see the top), so it is
+  // not needed. Newer consumers may also pass max_version, dl_device and copy.
+  py::capsule dlpack(const py::args&, const py::kwargs&) const {
+    return capsule_of(to_dlpack(tensor));
+  }
+  py::tuple dlpack_device() const {
+    const Device d = tensor.device();
+    return py::make_tuple(d.is_cuda() ? static_cast<int>(kDLCUDA) : static_cast<int>(kDLCPU),
+                          d.is_cuda() ? d.index() : 0);
+  }
+};
+
+// Elements each tile block adds.
+constexpr int64_t kTile = 1024;
+
+void check_same_length(const char* function, const Tensor<float, 1>& a, const char* a_name,
+                       const Tensor<float, 1>& b, const char* b_name) {
+  if (a.dim(0) != b.dim(0))
+    throw py::value_error(std::string(function) + ": " + a_name + " has " +
+                          std::to_string(a.dim(0)) + " elements but " + b_name + " has " +
+                          std::to_string(b.dim(0)) + "; pass arrays of one length");
+}
+
+Array add(py::handle x_array, py::handle y_array) {
+  Tensor<float, 1> x = take(x_array, "add", "x");
+  Tensor<float, 1> y = take(y_array, "add", "y");
+  check_same_length("add", x, "x", y, "y");
+  auto z = empty<float>({x.dim(0)}, x.device());
+  auto [z1, x1, y1] = add_kernel(std::move(z).partition({kTile}), x, y).sync();
+  return Array{std::move(z1).unpartition()};
+}
+
+void add_into(py::handle out_array, py::handle x_array, py::handle y_array) {
+  Tensor<float, 1> out = take(out_array, "add_into", "out");
+  Tensor<float, 1> x = take(x_array, "add_into", "x");
+  Tensor<float, 1> y = take(y_array, "add_into", "y");
+  check_same_length("add_into", out, "out", x, "x");
+  check_same_length("add_into", out, "out", y, "y");
+  (void)add_kernel(std::move(out).partition({kTile}), x, y).sync();
+}
+
+}  // namespace
+
+PYBIND11_MODULE(tessera_dlpack_example, m) {
+  m.doc() = "A Tessera kernel (elementwise add) on DLPack arrays: torch.Tensor, numpy.ndarray, ...";
+  py::class_<Array>(m, "Array",
+                    "A Tessera tensor, readable through DLPack (torch.from_dlpack, "
+                    "numpy.from_dlpack)")
+      .def("__dlpack__", &Array::dlpack)
+      .def("__dlpack_device__", &Array::dlpack_device);
+  m.def("add", &add, py::arg("x"), py::arg("y"),
+        "x + y as a new array, made by a Tessera kernel on the arrays' device");
+  m.def("add_into", &add_into, py::arg("out"), py::arg("x"), py::arg("y"),
+        "Writes x + y into out (an array of the same shape and device), with a Tessera kernel");
+  m.def(
+      "device", [] { return default_device().str(); }, "Tessera's default device");
+}
