@@ -1,0 +1,51 @@
+// Rotary position embedding (RoPE) of query and key heads.
+//
+// Each head vector of dimension D is rotated pairwise: pair i (of D/2) by the angle
+// position * base^(-2i/D). The pairs are (i, i + D/2) in the half-split style (GPT-NeoX, Llama,
+// Qwen: "rotate_half") and (2i, 2i + 1) in the interleaved style (GPT-J). A pair (a, b) becomes
+// (a cos - b sin, b cos + a sin), computed in f32 and rounded to T once.
+//
+// The result is a new tensor, not x rotated in place: a Tessera launch never writes a tensor it
+// also reads (the ownership rule that keeps kernels race-free), so an in-place RoPE would be a
+// kernel that reads and writes one partition, which the safe DSL does not express.
+#pragma once
+
+#include <cstdint>
+#include <source_location>
+
+#include <tessera/tessera.hpp>
+
+namespace tessera::kernels {
+
+enum class RopeStyle { half_split, interleaved };
+
+// cos and sin of every (position, pair) angle, [max_positions, head_dim / 2] in f32, computed in
+// double on the host and rounded once.
+struct RopeTables {
+  Tensor<float, 2> cos;
+  Tensor<float, 2> sin;
+};
+RopeTables rope_tables(int64_t max_positions, int64_t head_dim, double base,
+                       Device device = default_device(),
+                       std::source_location l = std::source_location::current());
+
+// x: [tokens, heads, head_dim]; positions: [tokens], each in [0, max_positions) of the tables (a
+// position outside them is a BoundsError). Returns x rotated.
+template <Element T>
+Tensor<T, 3> rope(const Tensor<T, 3>& x, const Tensor<int32_t, 1>& positions,
+                  const RopeTables& tables, RopeStyle style,
+                  std::source_location l = std::source_location::current());
+
+// The queries and the keys of the same tokens in one launch (their head counts may differ, as in
+// grouped-query attention).
+template <Element T>
+struct RotatedQK {
+  Tensor<T, 3> q;
+  Tensor<T, 3> k;
+};
+template <Element T>
+RotatedQK<T> rope_qk(const Tensor<T, 3>& q, const Tensor<T, 3>& k,
+                     const Tensor<int32_t, 1>& positions, const RopeTables& tables, RopeStyle style,
+                     std::source_location l = std::source_location::current());
+
+}  // namespace tessera::kernels

@@ -1,0 +1,274 @@
+// Decode attention: one query token per sequence against its KV cache, in two launches.
+//
+// 1. One tile block per (sequence, query head, chunk of kDecodeChunk cache positions) runs the
+//    online softmax over its chunk's key tiles and stores its partial result: the unnormalized
+//    output acc [D] and the pair (m, l), its max score and its sum of exp(score - m). A chunk past
+//    the sequence's length runs no iteration and stores m = -inf, l = 0, acc = 0.
+// 2. One block per (sequence, head) combines the chunks: out = sum_c e^(m_c - M) acc_c /
+//    sum_c e^(m_c - M) l_c, with M the largest m_c (an empty chunk weighs e^-inf = 0).
+//
+// A single query row makes the scores a matrix-vector product, so they are elementwise products
+// and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
+// page the sequence's block_table row names.
+#include <cmath>
+
+#include "host.hpp"
+#include "tessera/kernels/attention.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+using namespace tessera::tile;
+
+constexpr int BN = 64;  // cache positions per inner tile
+constexpr int kChunk = static_cast<int>(kDecodeChunk);
+static_assert(kChunk % BN == 0, "a chunk is a whole number of key tiles");
+
+// (m, l) as the [1, 1, 1, 2] tile stored for a chunk (the combine kernel takes it apart again
+// with masked sums: the DSL has no slicing of tiles).
+Tile<float> pack(const Tile<float>& m, const Tile<float>& l) {
+  const Tile<bool> first = iota<int32_t>({1, 1, 1, 2}, 3) == 0;
+  return select(first, m.reshape({1, 1, 1, 1}), l.reshape({1, 1, 1, 1}));
+}
+
+// The query row of this block's (sequence b, head h), [1, D] in f32.
+template <Element T>
+Tile<float> query_row(const In<T, 3>& q, const Index& b, const Index& h, int64_t dim) {
+  return load(q, {b, h, 0}, {1, 1, dim}).template cast<float>().reshape({1, dim});
+}
+
+// The online softmax of this block's chunk of cache positions, in key tiles of Rows positions:
+// keys(j) gives tile j's keys and values as [Rows, D] f32 tiles. Stores the chunk's unnormalized
+// output and its (m, l).
+template <int Rows, class KeyTiles>
+void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& ml_out, const Tile<float>& qt,
+                   const Index& len, const Tile<float>& scale, KeyTiles&& keys) {
+  static_assert(kChunk % Rows == 0, "a chunk is a whole number of key tiles");
+  const int64_t dim = acc_out.shape()[3];
+  const Index chunk = tile_index(2);
+  const Index first_tile = chunk * (kChunk / Rows);
+  const Index end_tile = (minimum(len, (chunk + 1) * kChunk) + (Rows - 1)) / Rows;
+  Tile<float> m = Tile<float>::full({1, 1}, -INFINITY);
+  Tile<float> l = Tile<float>::zeros({1, 1});
+  Tile<float> acc = Tile<float>::zeros({1, dim});
+  for_range(first_tile, end_tile, [&](Index j) {
+    const auto [kt, vt] = keys(j);
+    const Index key = iota<int32_t>({Rows, 1}, 0) + j * Rows;
+    const Tile<float> s = select(key < len, sum(kt * qt, 1) * scale, -INFINITY);  // [Rows, 1]
+    const Tile<float> m_new = maximum(m, max(s, 0));
+    // A chunk that has seen no visible key keeps m = -inf: subtract 0 so exp() gives 0, not NaN.
+    const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+    const Tile<float> alpha = exp(m - shift);
+    const Tile<float> p = exp(s - shift);
+    l = l * alpha + sum(p, 0);
+    acc = acc * alpha + sum(p * vt, 0);
+    m = m_new;
+  });
+  acc_out.store(acc.reshape({1, 1, 1, dim}));
+  ml_out.store(pack(m, l));
+}
+
+struct KeyValueTiles {
+  Tile<float> k, v;
+};
+
+// Rows positions of one head from x [N, S, H, D] at (n, tile j of Rows, head h), [Rows, D] in f32.
+template <Element T>
+Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, const Index& h,
+                          int64_t rows, int64_t dim, Pad pad = {}) {
+  return load(x, {n, j, h, 0}, {1, rows, 1, dim}, pad).template cast<float>().reshape({rows, dim});
+}
+
+template <Element T>
+TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_out, In<T, 3> q,
+               In<T, 4> k_cache, In<T, 4> v_cache, In<int32_t, 1> lengths, Scalar<float> scale) {
+  const int64_t dim = acc_out.shape()[3];
+  const Index b = tile_index(0), h = tile_index(1);
+  const Index kv_head = h / (q.dim(1) / k_cache.dim(2)).template cast<int32_t>();
+  const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
+  chunk_softmax<BN>(acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+    return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
+                         position_rows(v_cache, b, j, kv_head, BN, dim)};
+  });
+};
+
+// The same over a paged cache: key tile j of sequence b is page block_table[b, j], read whole
+// (a gather, like the embedding lookup). Unpadded, so a page id outside the pool is a BoundsError.
+template <Element T, int Page>
+TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_out,
+               In<T, 3> q, In<T, 4> k_pages, In<T, 4> v_pages, In<int32_t, 2> block_table,
+               In<int32_t, 1> lengths, Scalar<float> scale) {
+  const int64_t dim = acc_out.shape()[3];
+  const Index b = tile_index(0), h = tile_index(1);
+  const Index kv_head = h / (q.dim(1) / k_pages.dim(2)).template cast<int32_t>();
+  const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
+  chunk_softmax<Page>(acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+    const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
+    const Index first_row = Index::zeros({});
+    return KeyValueTiles{position_rows(k_pages, page, first_row, kv_head, Page, dim, Pad::none()),
+                         position_rows(v_pages, page, first_row, kv_head, Page, dim, Pad::none())};
+  });
+};
+
+template <Element T>
+TESSERA_KERNEL(decode_attention_combine, Out<T, 3> o, In<float, 4> acc_in, In<float, 4> ml_in) {
+  const int64_t dim = o.shape()[2];
+  const Index b = tile_index(0), h = tile_index(1);
+  const Index chunks = acc_in.dim(2).template cast<int32_t>();
+  const Tile<bool> first = iota<int32_t>({1, 1, 1, 2}, 3) == 0;
+  Tile<float> big_m = Tile<float>::full({}, -INFINITY);
+  Tile<float> num = Tile<float>::zeros({1, 1, 1, dim});
+  Tile<float> den = Tile<float>::zeros({});
+  for_range(0, chunks, [&](Index c) {
+    const Tile<float> ml = load(ml_in, {b, h, c, 0}, {1, 1, 1, 2});
+    const Tile<float> m = sum(select(first, ml, 0.0f), 3).reshape({});
+    const Tile<float> l = sum(select(!first, ml, 0.0f), 3).reshape({});
+    const Tile<float> m_new = maximum(big_m, m);
+    const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+    const Tile<float> alpha = exp(big_m - shift), weight = exp(m - shift);
+    num = num * alpha + load(acc_in, {b, h, c, 0}, {1, 1, 1, dim}) * weight;
+    den = den * alpha + l * weight;
+    big_m = m_new;
+  });
+  o.store((num / den).template cast<T>().reshape({1, 1, dim}));
+};
+
+// Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions each).
+template <Element T>
+void check_decode_args(const char* fn, const Tensor<T, 3>& q, const char* k_name,
+                       const Tensor<T, 4>& k, const Tensor<T, 4>& v,
+                       const Tensor<int32_t, 1>& lengths, bool paged, SourceLoc l) {
+  detail::require_nonempty(fn, "q", q.shape(), 3, l);
+  detail::require_nonempty(fn, k_name, k.shape(), 4, l);
+  detail::require((paged || k.dim(0) == q.dim(0)) && k.dim(3) == q.dim(2), l,
+                  std::string(fn) + ": 'q' is " + to_string(q.shape()) + " and '" + k_name +
+                      "' is " + to_string(k.shape()) +
+                      (paged ? "; q [B, Hq, D] needs pages [P, page_size, Hkv, D] of the same D"
+                             : "; q [B, Hq, D] needs a cache [B, S, Hkv, D] of the same B and D"));
+  detail::require_shape(fn, paged ? "v_pages" : "v_cache", v.shape(), k.shape(), l);
+  detail::require(q.dim(1) % k.dim(2) == 0, l,
+                  std::string(fn) + ": 'q' has " + std::to_string(q.dim(1)) + " heads and '" +
+                      k_name + "' has " + std::to_string(k.dim(2)) +
+                      "; grouped-query attention needs the query heads to be a multiple of the "
+                      "key/value heads");
+  detail::require_shape(fn, "lengths", lengths.shape(), {q.dim(0)}, l);
+  detail::require_same_device(fn, k_name, k.device(), q.device(), l);
+  detail::require_same_device(fn, paged ? "v_pages" : "v_cache", v.device(), q.device(), l);
+  detail::require_same_device(fn, "lengths", lengths.device(), q.device(), l);
+}
+
+// Reads the lengths to the host and checks each is in [1, max_len]: they decide which positions
+// are read, so one past the end would read another sequence's cache.
+void check_lengths(const char* fn, const Tensor<int32_t, 1>& lengths, int64_t max_len,
+                   const char* what, SourceLoc l) {
+  const std::vector<int32_t> lens = lengths.to_vector();
+  for (size_t b = 0; b < lens.size(); ++b)
+    detail::require(lens[b] >= 1 && lens[b] <= max_len, l,
+                    std::string(fn) + ": lengths[" + std::to_string(b) + "] is " +
+                        std::to_string(lens[b]) + " but must be in [1, " + std::to_string(max_len) +
+                        "], " + what);
+}
+
+float default_scale(std::optional<float> scale, int64_t dim) {
+  return scale.value_or(static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))));
+}
+
+// The partial results of `chunks` chunks per (sequence, head): acc [B, Hq, chunks, D] and
+// (m, l) [B, Hq, chunks, 2], one tile block per chunk.
+struct Partials {
+  Partition<float, 4> acc, ml;
+  Partials(int64_t batch, int64_t heads, int64_t chunks, int64_t dim, Device device, SourceLoc l)
+      : acc(detail::new_tensor<float, 4>({batch, heads, chunks, dim}, device, l)
+                .partition({1, 1, 1, dim})),
+        ml(detail::new_tensor<float, 4>({batch, heads, chunks, 2}, device, l)
+               .partition({1, 1, 1, 2})) {}
+};
+
+template <Element T>
+Tensor<T, 3> combine(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> ml,
+                     SourceLoc l) {
+  auto [o, acc1, ml1] =
+      decode_attention_combine<T>(
+          detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
+          std::move(acc).unpartition(), std::move(ml).unpartition())
+          .sync();
+  return std::move(o).unpartition();
+}
+
+template <Element T, int Page>
+Tensor<T, 3> run_paged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_pages,
+                       const Tensor<T, 4>& v_pages, const Tensor<int32_t, 2>& block_table,
+                       const Tensor<int32_t, 1>& lengths, float scale, SourceLoc l) {
+  const int64_t chunks = ceil_div(block_table.dim(1) * Page, kDecodeChunk);
+  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
+  auto [acc, ml, q1, k1, v1, t1, len1, s1] =
+      paged_decode_attention_chunks<T, Page>(std::move(p.acc), std::move(p.ml), q, k_pages, v_pages,
+                                             block_table, lengths, scale)
+          .sync();
+  return combine(q, std::move(acc), std::move(ml), l);
+}
+
+}  // namespace
+
+template <Element T>
+Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                              const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                              std::optional<float> scale, std::source_location l) {
+  const char* fn = "decode_attention";
+  check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
+  check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
+  const int64_t chunks = ceil_div(k_cache.dim(1), kDecodeChunk);
+  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
+  auto [acc, ml, q1, k1, v1, len1, s1] =
+      decode_attention_chunks<T>(std::move(p.acc), std::move(p.ml), q, k_cache, v_cache, lengths,
+                                 default_scale(scale, q.dim(2)))
+          .sync();
+  return combine(q, std::move(acc), std::move(ml), l);
+}
+
+template <Element T>
+Tensor<T, 3> paged_decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_pages,
+                                    const Tensor<T, 4>& v_pages,
+                                    const Tensor<int32_t, 2>& block_table,
+                                    const Tensor<int32_t, 1>& lengths, std::optional<float> scale,
+                                    std::source_location l) {
+  const char* fn = "paged_decode_attention";
+  check_decode_args(fn, q, "k_pages", k_pages, v_pages, lengths, true, l);
+  detail::require(block_table.rank() == 2 && block_table.dim(0) == q.dim(0), l,
+                  std::string(fn) + ": 'block_table' is " + to_string(block_table.shape()) +
+                      " but must be [" + std::to_string(q.dim(0)) +
+                      ", pages per sequence], one row per sequence of 'q'");
+  detail::require_same_device(fn, "block_table", block_table.device(), q.device(), l);
+  const int64_t page = k_pages.dim(1);
+  check_lengths(fn, lengths, block_table.dim(1) * page, "the positions of a block_table row", l);
+  const float s = default_scale(scale, q.dim(2));
+  switch (page) {
+    case 16:
+      return run_paged<T, 16>(q, k_pages, v_pages, block_table, lengths, s, l);
+    case 32:
+      return run_paged<T, 32>(q, k_pages, v_pages, block_table, lengths, s, l);
+    case 64:
+      return run_paged<T, 64>(q, k_pages, v_pages, block_table, lengths, s, l);
+    case 128:
+      return run_paged<T, 128>(q, k_pages, v_pages, block_table, lengths, s, l);
+    case 256:
+      return run_paged<T, 256>(q, k_pages, v_pages, block_table, lengths, s, l);
+    default:
+      fail_at<UsageError>(l, fn, ": pages of ", page,
+                          " positions (axis 1 of 'k_pages'); the page size must be 16, 32, 64, "
+                          "128 or 256");
+  }
+}
+
+#define TESSERA_DECODE_ATTENTION(T)                                                             \
+  template Tensor<T, 3> decode_attention(const Tensor<T, 3>&, const Tensor<T, 4>&,              \
+                                         const Tensor<T, 4>&, const Tensor<int32_t, 1>&,        \
+                                         std::optional<float>, std::source_location);           \
+  template Tensor<T, 3> paged_decode_attention(                                                 \
+      const Tensor<T, 3>&, const Tensor<T, 4>&, const Tensor<T, 4>&, const Tensor<int32_t, 2>&, \
+      const Tensor<int32_t, 1>&, std::optional<float>, std::source_location);
+TESSERA_DECODE_ATTENTION(float)
+TESSERA_DECODE_ATTENTION(half)
+TESSERA_DECODE_ATTENTION(bfloat16)
+
+}  // namespace tessera::kernels

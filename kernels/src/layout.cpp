@@ -1,0 +1,103 @@
+// Layout copies: each tile block moves one head vector (split, merge) or one cache position of all
+// heads (cache write).
+#include "tessera/kernels/layout.hpp"
+#include "host.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+using namespace tessera::tile;
+
+template <Element T>
+TESSERA_KERNEL(split_heads_copy, Out<T, 3> y, In<T, 2> x) {
+  const int64_t dim = y.shape()[2];
+  y.store(load(x, {tile_index(0), tile_index(1)}, {1, dim}).reshape({1, 1, dim}));
+};
+
+template <Element T>
+TESSERA_KERNEL(merge_heads_copy, Out<T, 2> y, In<T, 3> x) {
+  const int64_t dim = y.shape()[1];
+  y.store(load(x, {tile_index(0), tile_index(1), 0}, {1, 1, dim}).reshape({1, dim}));
+};
+
+template <Element T>
+TESSERA_KERNEL(kv_cache_write_positions, Out<T, 4> out, In<T, 4> cache, In<T> fresh,
+               Scalar<int32_t> start) {
+  const Shape& tile = out.shape();  // [1, 1, H, D]: one position of one sequence
+  const Index b = tile_index(0), pos = tile_index(1);
+  const Index rel = pos - start;  // the position in `fresh`; outside [0, n) keeps the old value
+  const Index n = fresh.dim(fresh.rank() - 3).template cast<int32_t>();
+  const Tile<T> now = fresh.rank() == 4
+                          ? load(fresh, {b, rel, 0, 0}, tile)
+                          : load(fresh, {rel, 0, 0}, {1, tile[2], tile[3]}).reshape(tile);
+  out.store(select((rel >= 0) & (rel < n), now, load(cache, {b, pos, 0, 0}, tile)));
+};
+
+}  // namespace
+
+template <Element T>
+Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, std::source_location l) {
+  detail::require_nonempty("split_heads", "x", x.shape(), 2, l);
+  detail::require(head_dim > 0 && x.dim(1) % head_dim == 0, l,
+                  "split_heads: 'x' has rows of " + std::to_string(x.dim(1)) +
+                      " elements, not a whole number of heads of " + std::to_string(head_dim));
+  const int64_t heads = x.dim(1) / head_dim;
+  auto [y, x1] =
+      split_heads_copy<T>(detail::new_tensor<T, 3>({x.dim(0), heads, head_dim}, x.device(), l)
+                              .partition({1, 1, head_dim}),
+                          x)
+          .sync();
+  return std::move(y).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> merge_heads(const Tensor<T, 3>& x, std::source_location l) {
+  detail::require_nonempty("merge_heads", "x", x.shape(), 3, l);
+  auto [y, x1] =
+      merge_heads_copy<T>(detail::new_tensor<T, 2>({x.dim(0), x.dim(1) * x.dim(2)}, x.device(), l)
+                              .partition({1, x.dim(2)}),
+                          x)
+          .sync();
+  return std::move(y).unpartition();
+}
+
+template <Element T, int R>
+Tensor<T, 4> kv_cache_write(const Tensor<T, 4>& cache, const Tensor<T, R>& fresh, int64_t start,
+                            std::source_location l) {
+  static_assert(R == 3 || R == 4, "kv_cache_write: fresh is [B, n, H, D] or [n, H, D]");
+  const char* fn = "kv_cache_write";
+  detail::require_nonempty(fn, "cache", cache.shape(), 4, l);
+  Shape want = cache.shape();
+  want[1] = fresh.dim(R - 3);
+  if (R == 3) want.erase(want.begin());
+  detail::require(R == 4 || cache.dim(0) == 1, l,
+                  std::string(fn) +
+                      ": a [n, H, D] 'fresh' is for a cache of batch 1, but the "
+                      "cache is " +
+                      to_string(cache.shape()));
+  detail::require_shape(fn, "fresh", fresh.shape(), want, l);
+  detail::require(start >= 0 && start + fresh.dim(R - 3) <= cache.dim(1), l,
+                  std::string(fn) + ": positions [" + std::to_string(start) + ", " +
+                      std::to_string(start + fresh.dim(R - 3)) + ") do not fit a cache of " +
+                      std::to_string(cache.dim(1)) + " positions");
+  detail::require_same_device(fn, "fresh", fresh.device(), cache.device(), l);
+  auto [out, c1, f1, s1] =
+      kv_cache_write_positions<T>(detail::new_tensor<T, 4>(cache.shape(), cache.device(), l)
+                                      .partition({1, 1, cache.dim(2), cache.dim(3)}),
+                                  cache, Tensor<T>(fresh), start)
+          .sync();
+  return std::move(out).unpartition();
+}
+
+#define TESSERA_LAYOUT(T)                                                                 \
+  template Tensor<T, 3> split_heads(const Tensor<T, 2>&, int64_t, std::source_location);  \
+  template Tensor<T, 2> merge_heads(const Tensor<T, 3>&, std::source_location);           \
+  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 3>&, int64_t, \
+                                       std::source_location);                             \
+  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 4>&, int64_t, \
+                                       std::source_location);
+TESSERA_LAYOUT(float)
+TESSERA_LAYOUT(half)
+TESSERA_LAYOUT(bfloat16)
+
+}  // namespace tessera::kernels

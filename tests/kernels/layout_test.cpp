@@ -1,0 +1,64 @@
+// Layout copies and KV-cache writes move values exactly.
+#include <tessera/kernels/layout.hpp>
+
+#include "kernels/reference.hpp"
+#include "runtime/expect_error.hpp"
+
+namespace tessera::test {
+namespace {
+
+TEST(Layout, SplitHeadsAndMergeHeadsKeepEveryElementInPlace) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const int64_t tokens = 3, heads = 4, dim = 8;
+  const auto x = random_values<half>(tokens * heads * dim, -1, 1, 1);
+  const auto t = from_host(x, {tokens, heads * dim}, test_device());
+  const Tensor<half, 3> split = kernels::split_heads(t, dim);
+  EXPECT_EQ(split.shape(), (Shape{tokens, heads, dim}));
+  EXPECT_EQ(widen(split.to_vector()), widen(x));  // row-major: the same order
+  const Tensor<half, 2> merged = kernels::merge_heads(split);
+  EXPECT_EQ(merged.shape(), (Shape{tokens, heads * dim}));
+  EXPECT_EQ(widen(merged.to_vector()), widen(x));
+}
+
+TEST(Layout, KvCacheWriteReplacesOnlyTheGivenPositions) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const int64_t batch = 2, positions = 6, heads = 2, dim = 4, n = 2, start = 3;
+  const auto old = random_values<float>(batch * positions * heads * dim, -1, 1, 2);
+  const auto fresh = random_values<float>(batch * n * heads * dim, 2, 3, 3);
+  const auto cache = from_host(old, {batch, positions, heads, dim}, d);
+  const auto out =
+      kernels::kv_cache_write(cache, from_host(fresh, {batch, n, heads, dim}, d), start)
+          .to_vector();
+  std::vector<float> want = old;
+  const int64_t row = heads * dim;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t p = 0; p < n; ++p)
+      for (int64_t e = 0; e < row; ++e)
+        want[(b * positions + start + p) * row + e] = fresh[(b * n + p) * row + e];
+  EXPECT_EQ(out, want);
+  // A batch of one takes [n, H, D].
+  const auto one =
+      from_host(std::vector<float>(positions * row, 0.0f), {1, positions, heads, dim}, d);
+  const auto written =
+      kernels::kv_cache_write(one, from_host(std::vector<float>(row, 7.0f), {1, heads, dim}, d), 5)
+          .to_vector();
+  for (int64_t e = 0; e < positions * row; ++e)
+    EXPECT_EQ(written[e], e >= 5 * row ? 7.0f : 0.0f) << e;
+}
+
+TEST(LayoutArguments, ACacheWritePastTheLastPositionIsRefusedAndOneThatFitsRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto cache = from_host(std::vector<float>(4 * 2 * 4, 0.0f), {1, 4, 2, 4}, d);
+  const auto fresh = from_host(std::vector<float>(2 * 2 * 4, 1.0f), {2, 2, 4}, d);
+  const std::string message =
+      error_of<UsageError>([&] { (void)kernels::kv_cache_write(cache, fresh, 3); });
+  EXPECT_NE(message.find("kv_cache_write: positions [3, 5) do not fit a cache of 4 positions"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(kernels::kv_cache_write(cache, fresh, 2).shape(), (Shape{1, 4, 2, 4}));
+}
+
+}  // namespace
+}  // namespace tessera::test
