@@ -17,6 +17,48 @@ namespace detail {
 
 using ir::OpKind;
 
+namespace {
+
+// Ops that compute each element from the same elements of their operands (Emitter::map): they
+// can run on any subset of a tile's registers, one vector at a time.
+bool per_element(ir::OpClass c) {
+  switch (c) {
+    case ir::OpClass::Unary:
+    case ir::OpClass::UnaryFloat:
+    case ir::OpClass::UnaryBool:
+    case ir::OpClass::Classify:
+    case ir::OpClass::Cast:
+    case ir::OpClass::Binary:
+    case ir::OpClass::BinaryBool:
+    case ir::OpClass::BinaryFloat:
+    case ir::OpClass::BinaryInt:
+    case ir::OpClass::Compare:
+    case ir::OpClass::Select:
+    case ir::OpClass::Ternary:
+      return true;
+    case ir::OpClass::Interface:
+    case ir::OpClass::Creation:
+    case ir::OpClass::Broadcast:
+    case ir::OpClass::Reshape:
+    case ir::OpClass::Permute:
+    case ir::OpClass::Reduce:
+    case ir::OpClass::ArgReduce:
+    case ir::OpClass::Scan:
+    case ir::OpClass::Mma:
+    case ir::OpClass::Load:
+    case ir::OpClass::Store:
+    case ir::OpClass::For:
+    case ir::OpClass::If:
+    case ir::OpClass::Yield:
+    case ir::OpClass::Print:
+    case ir::OpClass::Local:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -218,49 +260,22 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
   const auto tail_op = [&](const ir::Op& op) {
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (plan_.convert.count({&op, i}) || !fits(op.operands[i])) return false;
-    switch (ir::op_info(op.kind).cls) {
-      case ir::OpClass::Unary:
-      case ir::OpClass::UnaryFloat:
-      case ir::OpClass::UnaryBool:
-      case ir::OpClass::Classify:
-      case ir::OpClass::Cast:
-      case ir::OpClass::Binary:
-      case ir::OpClass::BinaryBool:
-      case ir::OpClass::BinaryFloat:
-      case ir::OpClass::BinaryInt:
-      case ir::OpClass::Compare:
-      case ir::OpClass::Select:
-      case ir::OpClass::Ternary:
-      case ir::OpClass::Creation:
-      case ir::OpClass::Reshape:
-        return op.kind != OpKind::Iota &&
-               (layout(op.results[0]).kind == LayoutKind::Uniform ||
-                (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
-      case ir::OpClass::Broadcast: {
-        const Layout &from = layout(op.operands[0]), &to = layout(op.results[0]);
-        return to.kind == LayoutKind::Uniform ||
-               (to.kind == LayoutKind::Distributed && fits(op.results[0]) &&
-                (from.kind == LayoutKind::Uniform || from.kind == LayoutKind::Slice ||
-                 (from.kind == LayoutKind::Distributed &&
-                  type(op.operands[0]).shape == type(op.results[0]).shape)));
-      }
-      case ir::OpClass::Load:
-        return f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty() &&
-               fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed;
-      case ir::OpClass::Interface:
-      case ir::OpClass::Permute:
-      case ir::OpClass::Reduce:
-      case ir::OpClass::ArgReduce:
-      case ir::OpClass::Scan:
-      case ir::OpClass::Mma:
-      case ir::OpClass::Store:
-      case ir::OpClass::For:
-      case ir::OpClass::If:
-      case ir::OpClass::Yield:
-      case ir::OpClass::Print:
-      case ir::OpClass::Local:
-        return false;
+    const ir::OpClass cls = ir::op_info(op.kind).cls;
+    if (per_element(cls) || cls == ir::OpClass::Creation || cls == ir::OpClass::Reshape)
+      return op.kind != OpKind::Iota &&
+             (layout(op.results[0]).kind == LayoutKind::Uniform ||
+              (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
+    if (cls == ir::OpClass::Broadcast) {
+      const Layout &from = layout(op.operands[0]), &to = layout(op.results[0]);
+      return to.kind == LayoutKind::Uniform ||
+             (to.kind == LayoutKind::Distributed && fits(op.results[0]) &&
+              (from.kind == LayoutKind::Uniform || from.kind == LayoutKind::Slice ||
+               (from.kind == LayoutKind::Distributed &&
+                type(op.operands[0]).shape == type(op.results[0]).shape)));
     }
+    if (cls == ir::OpClass::Load)
+      return f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty() &&
+             fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed;
     return false;
   };
   // The longest such run before the store. Only later ops can use a value, and the store is the
@@ -298,43 +313,13 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
       const ir::ValueId u = op.operands[j];
       ok = ok && !plan_.convert.count({&op, j}) && (row_operand(u) || candidate[u]);
     }
-    switch (ir::op_info(op.kind).cls) {
-      case ir::OpClass::Unary:
-      case ir::OpClass::UnaryFloat:
-      case ir::OpClass::UnaryBool:
-      case ir::OpClass::Classify:
-      case ir::OpClass::Cast:
-      case ir::OpClass::Binary:
-      case ir::OpClass::BinaryBool:
-      case ir::OpClass::BinaryFloat:
-      case ir::OpClass::BinaryInt:
-      case ir::OpClass::Compare:
-      case ir::OpClass::Select:
-      case ir::OpClass::Ternary:
-        break;
-      case ir::OpClass::Broadcast:
-        ok = ok && layout(op.operands[0]).kind != LayoutKind::Distributed;
-        break;
-      case ir::OpClass::Load:
-        ok = f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty();
-        break;
-      case ir::OpClass::Interface:
-      case ir::OpClass::Creation:
-      case ir::OpClass::Reshape:
-      case ir::OpClass::Permute:
-      case ir::OpClass::Reduce:
-      case ir::OpClass::ArgReduce:
-      case ir::OpClass::Scan:
-      case ir::OpClass::Mma:
-      case ir::OpClass::Store:
-      case ir::OpClass::For:
-      case ir::OpClass::If:
-      case ir::OpClass::Yield:
-      case ir::OpClass::Print:
-      case ir::OpClass::Local:
-        ok = false;
-        break;
-    }
+    const ir::OpClass cls = ir::op_info(op.kind).cls;
+    if (cls == ir::OpClass::Broadcast)
+      ok = ok && layout(op.operands[0]).kind != LayoutKind::Distributed;
+    else if (cls == ir::OpClass::Load)
+      ok = f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty();
+    else
+      ok = ok && per_element(cls);
     candidate[r] = ok;
   }
   // A reduction that streams: f32 accumulation of sum, max or min into a slice whose row a group
