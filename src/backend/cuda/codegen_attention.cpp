@@ -637,7 +637,7 @@ EmittedKernel AttentionLowering::run() {
   line("unsigned tsr_phase = 0, tsr_qphase = 0;");
   open("if (threadIdx.x >= ", t, ")");
   line("// The producer warpgroup: one thread issues every copy.");
-  line("tsr_regs_dec<", kProducerRegs, ">();");
+  if (a_.consumers() > 1) line("tsr_regs_dec<", kProducerRegs, ">();");
   open("if (threadIdx.x == ", t, ")");
   for (int m = 0; m < 3; ++m) line("tsr_tma_prefetch_map(&tsr_map", m, ");");
   tile_loop();
@@ -646,7 +646,7 @@ EmittedKernel AttentionLowering::run() {
   close();
   line("return;");
   close();
-  line("tsr_regs_inc<", kConsumerRegs, ">();");
+  if (a_.consumers() > 1) line("tsr_regs_inc<", kConsumerRegs, ">();");
   line("const int tid = threadIdx.x;");
   line("const int lane = tid & 31;");
   line("const int warp = tid >> 5;");
