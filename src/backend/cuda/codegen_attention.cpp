@@ -462,7 +462,8 @@ void AttentionLowering::tma(const AttentionLoad& l, const std::string& dst, cons
                             int64_t strip_bytes) {
   const ir::Op& load = *l.load;
   const int rank = static_cast<int>(load.attrs.shape.size());
-  const int map = l.param == a_.q.param ? 0 : l.param == a_.k.param ? 1 : 2;
+  // One map per load (not per parameter: two loads of one tensor may box different rows).
+  const int map = &l == &a_.q ? 0 : &l == &a_.k ? 1 : 2;
   for (int s = 0; s < a_.strips(); ++s) {
     std::string coords;
     for (int a = rank - 1; a >= 0; --a) {
