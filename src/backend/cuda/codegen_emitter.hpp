@@ -202,10 +202,10 @@ class Emitter {
               const std::function<std::string(const std::vector<std::string>&)>& src);
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
-  void reduce(const ir::Op& op);      // codegen_reduce.cpp
+  void reduce(const ir::Op& op);  // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
-  void mma(const ir::Op& op);  // codegen_mma.cpp
+  void mma(const ir::Op& op);     // codegen_mma.cpp
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
   void stage_operand(

@@ -90,10 +90,11 @@ __device__ __forceinline__ void tsr_tma_prefetch_map(const TesseraTensorMap* map
 // issues the store; that thread waits (tsr_bulk_wait_read) before the box is written again.
 __device__ __forceinline__ void tsr_tma_store_2d(const TesseraTensorMap* map, const void* src,
                                                  int c0, int c1) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
-                   reinterpret_cast<unsigned long long>(map)),
-               "r"(c0), "r"(c1), "r"(tsr_smem_addr(src))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+          reinterpret_cast<unsigned long long>(map)),
+      "r"(c0), "r"(c1), "r"(tsr_smem_addr(src))
+      : "memory");
 }
 __device__ __forceinline__ void tsr_bulk_commit() {
   asm volatile("cp.async.bulk.commit_group;" ::: "memory");
