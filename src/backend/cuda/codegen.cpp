@@ -618,6 +618,13 @@ EmittedKernel Emitter::run() {
 }  // namespace detail
 
 EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
+  // An attention-shaped loop on sm_90a (attention_pipeline.hpp); the general plan supplies the
+  // uniform values' code. A body that lowering does not hold in registers takes the paths below.
+  if (const std::optional<AttentionPipeline> a = find_attention_pipeline(f, spec)) {
+    EmittedKernel k =
+        detail::emit_attention(f, spec, plan_layouts(f, spec, true, /*pipeline=*/false), *a);
+    if (!k.source.empty()) return k;
+  }
   const LayoutPlan plan = plan_layouts(f, spec);
   if (plan.pipeline) {
     detail::Emitter emitter(f, spec, plan);
