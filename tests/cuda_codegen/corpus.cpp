@@ -441,6 +441,8 @@ const std::vector<CorpusKernel>& corpus() {
        [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
       {"gemm_bf16_epilogue",
        [] { return gemm_epilogue<bfloat16>("gemm_bf16_epilogue", 128, 128, 64); }},
+      {"gemm_f16_epilogue_128x256x64",
+       [] { return gemm_epilogue<half>("gemm_f16_epilogue_128x256x64", 128, 256, 64); }},
       {"control", control},
       {"nested", nested},
       {"uniform_store", uniform_store},

@@ -483,6 +483,18 @@ int LayoutPlan::registers(const Layout& l, const Shape& shape) const {
 }
 
 MmaTiling LayoutPlan::tiling(const Shape& shape) const {
+  if (pipeline && shape == Shape{pipeline->bm, pipeline->bn} &&
+      pipeline->target == PipelineTarget::Ampere) {
+    // mma.sync m16n8k16: the warp grid ampere_warps chose, each warp a whole warp tile.
+    MmaTiling t;
+    t.m = pipeline->bm;
+    t.n = pipeline->bn;
+    t.warps_m = pipeline->warps_m;
+    t.warps_n = pipeline->warps_n;
+    t.frags_m = pipeline->bm / pipeline->warps_m / 16;
+    t.frags_n = pipeline->bn / pipeline->warps_n / 8;
+    return t;
+  }
   if (pipeline && shape == Shape{pipeline->bm, pipeline->bn}) {
     // wgmma m64nNk16: warp w of warpgroup g holds rows 64g + 16w + [0, 16), all N columns, in
     // the 16x8 fragment order of mma.sync (PTX ISA, "wgmma register fragments").
