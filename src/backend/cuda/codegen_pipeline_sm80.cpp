@@ -63,6 +63,20 @@ void Emitter::ampere_copies(const ir::Op& op, const std::string& step, const std
       // column test, and a row test per chunk (a ragged edge zero-fills the rest).
       const int64_t step = t / chunks;
       line("const int row0 = tid / ", chunks, ", ch = tid % ", chunks, ";");
+      // Most tiles lie wholly inside the tensor: one address, no test per chunk.
+      open("if (r0 >= 0 && r0 + ", rows, " <= ", ref, ".shape[0] && c0 >= 0 && c0 + ", cols,
+           " <= ", ref, ".shape[1])");
+      line("const unsigned short* const src = (const unsigned short*)", ref,
+           ".data + ((r0 + row0) * ", ref, ".strides[0] + c0 + ch * 8);");
+      line("const long long rs = ", step, " * ", ref, ".strides[0];");
+      unroll();
+      open("for (int i = 0; i < ", total / t, "; ++i)");
+      line("const int row = row0 + i * ", step, ";");
+      line("tsr_cp_async_16(tsr_dst + ", offset, " + row * ", cols * 2, " + ((ch ^ ", sw,
+           ") << 4), src + i * rs);");
+      close();
+      close("} else {");
+      ++depth_;
       line("const long long g0 = r0 + row0, g1 = c0 + ch * 8, left = ", ref, ".shape[1] - g1;");
       line("const int bytes = g1 >= 0 && left > 0 ? (left >= 8 ? 16 : (int)left * 2) : 0;");
       line("const unsigned short* const src = (const unsigned short*)", ref, ".data + (g0 * ", ref,
@@ -75,6 +89,7 @@ void Emitter::ampere_copies(const ir::Op& op, const std::string& step, const std
       line("tsr_cp_async_16(tsr_dst + ", offset, " + row * ", cols * 2, " + ((ch ^ ", sw,
            ") << 4), in ? src + i * ", step, " * ", ref, ".strides[0] : ", ref,
            ".data, in ? bytes : 0);");
+      close();
       close();
     } else {
       unroll();

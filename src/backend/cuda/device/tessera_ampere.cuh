@@ -23,6 +23,12 @@ __device__ __forceinline__ void tsr_cp_async_16(void* dst, const void* src, int 
                "l"(src), "r"(bytes)
                : "memory");
 }
+// The same for a chunk wholly inside the tensor: all 16 bytes read.
+__device__ __forceinline__ void tsr_cp_async_16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;" ::"r"(tsr_shared_u32(dst)),
+               "l"(src)
+               : "memory");
+}
 __device__ __forceinline__ void tsr_cp_async_commit() {
   asm volatile("cp.async.commit_group;" ::: "memory");
 }
