@@ -261,6 +261,18 @@ TEST(EmittedCode, F16AndBf16MmaRunOnTensorCores) {
 TEST(EmittedCode, F32MmaTakesTheCudaCoreLoop) {
   const ir::Function f = corpus_kernel("gemm_f32");
   EXPECT_FALSE(has(build(f, aligned_spec(f, kSm90a)).compiled.ptx, "mma.sync"));
+  EXPECT_FALSE(has(build(f, aligned_spec(f, kSm80)).compiled.ptx, "tf32"));
+}
+
+TEST(EmittedCode, F32MmaAskedForTf32RunsOnTf32TensorCores) {
+  const ir::Function f = corpus_kernel("gemm_tf32");
+  EXPECT_NE(ir::print(f).find(" tf32 :"), std::string::npos) << ir::print(f);
+  for (const backend::cuda::Arch arch : {kSm80, kSm90a}) {
+    const Built b = build(f, aligned_spec(f, arch));
+    EXPECT_TRUE(has(b.compiled.ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"))
+        << arch.str();
+    EXPECT_TRUE(has(b.compiled.ptx, "cvt.rna.tf32.f32")) << arch.str();
+  }
 }
 
 TEST(EmittedCode, RowReductionsShuffleWithinWarps) {
