@@ -115,21 +115,21 @@ class Tile : public detail::Traced {
   //
   // The operands are read in two statements, so any local_load they need is traced in operand
   // order on every compiler (function arguments are evaluated in an unspecified order).
-#define TESSERA_TILE_BINARY(op, kind, Result)                              \
-  friend Result operator op(At<Tile> a, At<Tile> b) {                      \
-    const ir::ValueId lhs = a.value.get(a.loc);                            \
-    const ir::ValueId rhs = b.value.get(a.loc);                            \
-    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc)); \
-  }                                                                        \
-  friend Result operator op(At<Tile> a, T b) {                             \
-    const ir::ValueId lhs = a.value.get(a.loc);                            \
-    const ir::ValueId rhs = constant(b, a.loc);                            \
-    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc)); \
-  }                                                                        \
-  friend Result operator op(T a, At<Tile> b) {                             \
-    const ir::ValueId lhs = constant(a, b.loc);                            \
-    const ir::ValueId rhs = b.value.get(b.loc);                            \
-    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, b.loc)); \
+#define TESSERA_TILE_BINARY(op, kind, Result)                                       \
+  friend Result operator op(At<Tile> a, At<Tile> b) {                               \
+    const ir::ValueId lhs = a.value.get(a.loc);                                     \
+    const ir::ValueId rhs = b.value.get(a.loc);                                     \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc));          \
+  }                                                                                 \
+  friend Result operator op(At<Tile> a, T b) {                                      \
+    const ir::ValueId lhs = a.value.get(a.loc);                                     \
+    const ir::ValueId rhs = constant(b, a.loc);                                     \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, a.loc));          \
+  }                                                                                 \
+  friend Result operator op(T a, At<Tile> b) {                                      \
+    const ir::ValueId lhs = constant(a, b.loc);                                     \
+    const ir::ValueId rhs = b.value.get(b.loc);                                     \
+    return Result(detail::emit_binary(ir::OpKind::kind, lhs, rhs, b.loc));          \
   }
   TESSERA_TILE_BINARY(+, Add, Tile)
   TESSERA_TILE_BINARY(-, Sub, Tile)
@@ -177,20 +177,15 @@ class Tile : public detail::Traced {
 #undef TESSERA_TILE_COMPOUND
 
   // The SSA value at the current point of the trace (for library code that emits ops).
-  ir::ValueId value(SourceLoc loc = {}) const {
-    return get(loc);
-  }
+  ir::ValueId value(SourceLoc loc = {}) const { return get(loc); }
 
   explicit Tile(ir::ValueId v) : Traced(v) {}
 
  private:
   static double to_double(T v) {
-    if constexpr (std::is_same_v<T, bool>)
-      return v ? 1.0 : 0.0;
-    else if constexpr (std::is_arithmetic_v<T>)
-      return static_cast<double>(v);
-    else
-      return static_cast<double>(static_cast<float>(v));  // half, bfloat16
+    if constexpr (std::is_same_v<T, bool>) return v ? 1.0 : 0.0;
+    else if constexpr (std::is_arithmetic_v<T>) return static_cast<double>(v);
+    else return static_cast<double>(static_cast<float>(v));  // half, bfloat16
   }
   // A C++ value next to a tile, as a constant of the tile's dtype; integers exactly.
   static ir::ValueId constant(T v, SourceLoc loc) {
@@ -210,10 +205,10 @@ Tile<T> wrap(ir::ValueId v) {
 
 // ---- free functions -----------------------------------------------------------------------
 
-#define TESSERA_TILE_UNARY(name, kind)                                                       \
-  template <Element T>                                                                       \
+#define TESSERA_TILE_UNARY(name, kind)                                                   \
+  template <Element T>                                                                   \
   Tile<T> name(const Tile<T>& x, std::source_location l = std::source_location::current()) { \
-    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, {}, l));                     \
+    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, {}, l));                \
   }
 TESSERA_TILE_UNARY(exp, Exp)
 TESSERA_TILE_UNARY(log, Log)
@@ -367,13 +362,13 @@ Tile<T> iota(Shape shape, int axis = -1, std::source_location l = std::source_lo
 
 // Reductions along `axis` (negative counts from the end). The axis stays, with extent 1, so the
 // result broadcasts back against its input: x - max(x, 1).
-#define TESSERA_TILE_REDUCE(name, kind)                                    \
-  template <Element T>                                                     \
-  Tile<T> name(const Tile<T>& x, int axis,                                 \
-               std::source_location l = std::source_location::current()) { \
-    ir::Attrs a;                                                           \
-    a.axis = axis < 0 ? x.rank() + axis : axis;                            \
-    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, a, l));    \
+#define TESSERA_TILE_REDUCE(name, kind)                                                   \
+  template <Element T>                                                                    \
+  Tile<T> name(const Tile<T>& x, int axis,                                                \
+               std::source_location l = std::source_location::current()) {                \
+    ir::Attrs a;                                                                          \
+    a.axis = axis < 0 ? x.rank() + axis : axis;                                           \
+    return Tile<T>(detail::emit(ir::OpKind::kind, {x.value(l)}, a, l));                  \
   }
 TESSERA_TILE_REDUCE(sum, ReduceSum)
 TESSERA_TILE_REDUCE(max, ReduceMax)
