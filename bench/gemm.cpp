@@ -7,6 +7,11 @@
 //
 //   gemm                       the default shapes (bench/torch_reference.py --gemm times torch's)
 //   gemm M N K [M N K ...]     these shapes
+//
+// With TESSERA_TARGET_ARCH=sm_80 (or sm_86, sm_89) the kernels are compiled for that Ampere
+// architecture and run as PTX that the driver compiles for the GPU: the Ampere lowering (cp.async
+// ring + ldmatrix + mma.sync), timed on a Hopper GPU beside cuBLAS. Ampere code also gets rows at
+// 128x128x32 tiles (four warps of 64x64, four 16 KB stages), the shape Ampere GEMMs often take.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -157,8 +162,10 @@ int main(int argc, char** argv) {
   if (shapes.empty())
     shapes = {{4096, 4096, 4096},  {8192, 8192, 8192}, {8192, 8192, 1024},
               {4096, 14336, 4096}, {16, 14336, 4096},  {4000, 3000, 2000}};
-  std::printf("# tessera gemm on %s (tiles 128x256x64; M=16: 64x128x64)\n",
-              default_device().str().c_str());
+  const char* target = std::getenv("TESSERA_TARGET_ARCH");
+  const bool ampere = target && std::string(target).rfind("sm_8", 0) == 0;
+  std::printf("# tessera gemm on %s%s%s (tiles 128x256x64; M=16: 64x128x64)\n",
+              default_device().str().c_str(), ampere ? ", code for " : "", ampere ? target : "");
   bool ok = true;
   for (const Shape3& s : shapes) {
     if (s.m <= 64) {
@@ -167,6 +174,10 @@ int main(int argc, char** argv) {
     } else {
       ok &= bench<half, 128, 256, 64>("f16", s);
       ok &= bench<bfloat16, 128, 256, 64>("bf16", s);
+      if (ampere) {
+        ok &= bench<half, 128, 128, 32>("f16 (tile 128x128x32)", s);
+        ok &= bench<bfloat16, 128, 128, 32>("bf16 (tile 128x128x32)", s);
+      }
     }
   }
   return ok ? 0 : 1;

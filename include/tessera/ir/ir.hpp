@@ -68,6 +68,10 @@ struct Attrs {
   // tile coordinate.
   bool at_element = false;
   DType dtype = DType::F32;  // constant, iota, cast: the result dtype
+  // mma of f32 operands: each operand element rounded to TF32 (10 fraction bits, to nearest, ties
+  // away from zero) before the exact products are summed in f32: tensor cores on the GPU
+  // (docs/dsl.md, "Matrix multiply precision"). Only asked for by the user; never chosen for them.
+  bool tf32 = false;
   std::string text;      // print
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };

@@ -412,7 +412,9 @@ void Emitter::block(const ir::Block& b) {
 void Emitter::op(const ir::Op& op) {
   if (plan_.pipeline) {
     if (&op == plan_.pipeline->loop)
-      return role_ == Role::Producer ? producer_loop(op) : consumer_loop(op);
+      return plan_.pipeline->target == PipelineTarget::Ampere ? ampere_loop(op)
+             : role_ == Role::Producer                        ? producer_loop(op)
+                                                              : consumer_loop(op);
     if (role_ == Role::Producer && !plan_.pipeline->producer_ops.count(&op)) return;
     if (hoisted_.count(&op)) return;  // emitted before the loop (consumer_loop)
   }
@@ -524,7 +526,9 @@ void Emitter::op(const ir::Op& op) {
 }
 
 EmittedKernel Emitter::run() {
-  if (plan_.pipeline) return run_pipelined();
+  if (plan_.pipeline)
+    return plan_.pipeline->target == PipelineTarget::Ampere ? run_pipelined_sm80()
+                                                            : run_pipelined();
   // The body first: it tells which shared memory and thread facts the prologue must provide.
   depth_ = 2;
   block(f_.body);

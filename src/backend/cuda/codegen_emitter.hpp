@@ -202,10 +202,11 @@ class Emitter {
               const std::function<std::string(const std::vector<std::string>&)>& src);
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
-  void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  void reduce(const ir::Op& op);      // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
-  void mma(const ir::Op& op);     // codegen_mma.cpp
+  void mma(const ir::Op& op);                           // codegen_mma.cpp
+  void tf32_mma(const ir::Op& op, const MmaTiling& t);  // Precision::tf32
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
   void stage_operand(
@@ -234,6 +235,11 @@ class Emitter {
   void producer_loop(const ir::Op& op);
   void consumer_loop(const ir::Op& op);
   void wgmma_function(const MmaPipeline& p);
+  // The pipelined mma loop on sm_80/86/89 (codegen_pipeline_sm80.cpp): the kernel around it, the
+  // loop, and the cp.async copies of one K step's operand tiles into ring slot `slot`.
+  EmittedKernel run_pipelined_sm80();
+  void ampere_loop(const ir::Op& op);
+  void ampere_copies(const ir::Op& op, const std::string& step, const std::string& slot);
   // The pipelined kernel's epilogue store of an accumulator: staged in shared memory and written
   // by TMA while the consumers go on to the next tile. False when the store does not qualify.
   bool tma_store(const ir::Op& op, const Operand& x);
