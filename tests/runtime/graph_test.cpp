@@ -1,0 +1,405 @@
+// Graphs (runtime/graph.hpp): launches captured once and replayed, in order, each time; the graph
+// holds every tensor it touches until it is destroyed, and each attempt to break that through the
+// graph -- writing or re-partitioning a tensor it holds, a partition kept from the capture, a host
+// read of what it has not computed yet, nesting -- is pinned to its GraphError, each with a twin
+// that runs. Uses that are made safe by ordering (a replay after pending work of another stream,
+// reads outside the graph between replays, replays from two threads, dropping captured tensors)
+// are checked by their results.
+//
+// Built twice from this source: runtime_tests on the CPU backend (the worker pool is held while a
+// test issues, so ordering is tested with real concurrency), and graph_gpu_tests on GPU cuda:0
+// (TESSERA_GRAPH_TEST_GPU; each test skips without a GPU).
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <regex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <tessera/runtime/gpu.hpp>
+#include <tessera/runtime/graph.hpp>
+#include <tessera/runtime/stream.hpp>
+#include <tessera/tessera.hpp>
+
+#include "runtime/expect_error.hpp"
+#ifndef TESSERA_GRAPH_TEST_GPU
+#include "runtime/cpu_queue.hpp"
+#endif
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+
+#ifdef TESSERA_GRAPH_TEST_GPU
+#define GRAPH_TEST(suite, name) TEST(Gpu##suite, name)
+#define SKIP_WITHOUT_DEVICE()                            \
+  do {                                                   \
+    std::string why;                                     \
+    if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why; \
+  } while (0)
+Device dev() {
+  return Device::cuda(0);
+}
+// The GPU orders by its streams: nothing to hold.
+struct Hold {
+  ~Hold() {}  // NOLINT: a type with a destructor is not an unused variable
+};
+#else
+#define GRAPH_TEST(suite, name) TEST(suite, name)
+#define SKIP_WITHOUT_DEVICE() \
+  do {                        \
+  } while (0)
+Device dev() {
+  return Device::cpu();
+}
+// The CPU workers start nothing while it lives: what is issued meanwhile is all queued first.
+using Hold = runtime::CpuQueueHold;
+#endif
+
+TESSERA_KERNEL(graph_plus_one, Out<float> z, In<float> x) {
+  z.store(load_like(x, z) + 1.0f);
+};
+TESSERA_KERNEL(graph_twice, Out<float> z, In<float> x) {
+  z.store(load_like(x, z) * 2.0f);
+};
+TESSERA_KERNEL(graph_copy, Out<float> z, In<float> x) {
+  z.store(load_like(x, z));
+};
+TESSERA_KERNEL(graph_set_to, Out<float> z, Scalar<float> v) {
+  z.store(Tile<float>::full(z.shape(), 0.0f) + v);
+};
+// The last block reads past the end of x, unpadded.
+TESSERA_KERNEL(graph_next_tile, Out<float> z, In<float> x) {
+  z.store(load(x, {z.tile_index(0) + 1}, {64}, Pad::none()));
+};
+
+// Large enough that a replay takes a while on the interpreter: one that ran before what it must
+// follow had finished would read or leave a mix.
+constexpr int64_t kN = 1 << 16;
+
+std::vector<float> all(float v) {
+  return std::vector<float>(kN, v);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A graph that adds one to `y` at each replay: t = y + 1, then y = t. The second launch writes
+// what the first read, so the capture re-partitions a tensor the graph already holds.
+Graph counter(Tensor<float, 1>& y, std::string name = "count") {
+  Tensor<float, 1> t = zeros<float>({kN}, dev());
+  return capture(std::move(name), [&] {
+    auto [tp, y1] = graph_plus_one(std::move(t).partition({64}), y).sync();
+    y = Tensor<float, 1>();  // an input is passed as one more handle: drop the caller's
+    auto [yp, t1] = graph_copy(std::move(y1).partition({64}), std::move(tp).unpartition()).sync();
+    y = std::move(yp).unpartition();
+  });
+}
+
+GRAPH_TEST(Graph, CaptureRunsNothingAndEachReplayRunsTheLaunchesInOrder) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y);
+  EXPECT_EQ(g.launches(), 2u);
+  EXPECT_TRUE(contains(g.label(), "graph 'count' (captured at "));
+  EXPECT_EQ(y.to_vector(), all(0.0f));  // captured, not run
+  for (int i = 0; i < 3; ++i) g.replay();
+  EXPECT_EQ(y.to_vector(), all(3.0f));  // a host read waits for the last replay
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(4.0f));
+}
+
+GRAPH_TEST(Graph, ReplaysAreQueuedWithoutHostWaits) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y);
+  std::optional<GraphRun> last;
+  {
+    Hold hold;
+    for (int i = 0; i < 4; ++i) last.emplace(g.replay());
+  }
+  std::move(*last).sync();
+  EXPECT_EQ(y.to_vector(), all(4.0f));
+}
+
+GRAPH_TEST(Graph, ScalarsAreCapturedWithTheirValues) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y;
+  Graph g = capture([&] {
+    auto [yp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 5.0f).sync();
+    y = std::move(yp).unpartition();
+  });
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(5.0f));
+}
+
+GRAPH_TEST(Graph, ReplaysFromTwoThreadsAreOrderedByTheStoragesTheyShare) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y);
+  auto replays = [&] {
+    for (int i = 0; i < 20; ++i) g.replay();
+  };
+  std::thread a(replays), b(replays);
+  a.join();
+  b.join();
+  EXPECT_EQ(y.to_vector(), all(40.0f));
+}
+
+GRAPH_TEST(Graph, ALaunchOutsideTheGraphReadsTheReplayBeforeItAndTheNextReplayWaitsForIt) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y);
+  std::optional<decltype(graph_twice(zeros<float>({kN}, dev()).partition({64}), y))> read;
+  {
+    Hold hold;
+    g.replay();                                                               // y = 1
+    read.emplace(graph_twice(zeros<float>({kN}, dev()).partition({64}), y));  // reads y = 1
+    g.replay();  // y = 2, after the read (write after read)
+  }
+  auto [z, y1] = std::move(*read).sync();
+  EXPECT_EQ(std::move(z).unpartition().to_vector(), all(2.0f));
+  EXPECT_EQ(y.to_vector(), all(2.0f));
+}
+
+GRAPH_TEST(Graph, AReplayAfterPendingWorkOfAnotherStreamRunsAfterIt) {
+  SKIP_WITHOUT_DEVICE();
+  const Stream producer(dev()), consumer(dev());
+  Tensor<float, 1> x, y;
+  Graph g;
+  std::optional<GraphRun> run;
+  {
+    Hold hold;
+    {
+      const StreamScope on(producer);
+      auto [xp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 3.0f).chain();
+      x = std::move(xp).unpartition();  // pending: the workers are held
+    }
+    const StreamScope on(consumer);
+    // Captured while x is still being written: the capture records, and the replay follows x's
+    // writer, on the device.
+    g = capture([&] {
+      auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
+      y = std::move(yp).unpartition();
+    });
+    run.emplace(g.replay());
+  }
+  std::move(*run).sync();
+  EXPECT_EQ(y.to_vector(), all(6.0f));
+}
+
+GRAPH_TEST(Graph, ReplaysStillReadCapturedTensorsTheCallerDropped) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y;
+  Graph g = capture([&] {
+    auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), std::move(x)).sync();
+    y = std::move(yp).unpartition();
+  });
+  x = Tensor<float, 1>();  // the caller's last handle: the graph holds the storage
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+}
+
+GRAPH_TEST(Graph, DestroyingTheGraphWhileAReplayIsPendingLetsTheReplayFinish) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y;
+  {
+    Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+    Graph g = capture([&] {
+      auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), std::move(x)).sync();
+      y = std::move(yp).unpartition();
+    });
+    Hold hold;
+    g.replay();   // dropped at once: a GraphRun does not wait
+    g = Graph();  // x's memory (held only by the graph) is freed behind the replay
+  }
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+}
+
+// ---- attempts to break the graph's ownership, each with a twin that works -------------------
+
+GRAPH_TEST(GraphAttack, PartitioningAnInputTheGraphReadsWhileAReplayIsPendingIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y;
+  Graph g = capture("scale", [&] {
+    auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    y = std::move(yp).unpartition();
+  });
+  std::optional<GraphRun> run;
+  std::string message;
+  {
+    Hold hold;
+    run.emplace(g.replay());
+    const int line = __LINE__ + 1;
+    message = error_of<GraphError>([&] { (void)std::move(x).partition({64}); });
+    EXPECT_TRUE(contains(file_and_line(message), "graph_test.cpp:" + std::to_string(line)))
+        << message;
+  }
+  EXPECT_TRUE(contains(message, "partition() of a tensor that graph 'scale' (captured at "))
+      << message;
+  EXPECT_TRUE(contains(message, "(argument 2 ('x', In) of kernel 'graph_twice' (defined at "))
+      << message;
+  EXPECT_TRUE(contains(message,
+                       ", a f32 tensor of shape [65536]): the graph reads it on every replay, so "
+                       "it cannot be written outside the graph while the graph lives; partition "
+                       "a copy (t.to(t.device())), or destroy the graph first"))
+      << message;
+  std::move(*run).sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));  // the refused partition changed nothing
+  // The twin: once the graph is gone, x is the caller's again.
+  g = Graph();
+  auto [xp, v] = graph_set_to(std::move(x).partition({64}), 1.0f).sync();
+  EXPECT_EQ(std::move(xp).unpartition().to_vector(), all(1.0f));
+}
+
+GRAPH_TEST(GraphAttack, RepartitioningACapturedOutputOutsideTheGraphIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y, "count");
+  g.replay();
+  const std::string message = error_of<GraphError>([&] { (void)std::move(y).partition({32}); });
+  EXPECT_TRUE(contains(message, "partition() of a tensor that graph 'count' (captured at "))
+      << message;
+  EXPECT_TRUE(contains(message, "the graph writes it on every replay")) << message;
+  // The twin (counter() itself): inside the capture, re-partitioning the tensor that the graph
+  // already holds is how its second launch writes it; and the caller's handle still reads.
+  EXPECT_EQ(y.to_vector(), all(1.0f));
+}
+
+GRAPH_TEST(GraphAttack, WritingThroughAPartitionKeptFromTheCaptureIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  std::optional<Partition<float, 1>> kept;
+  Graph g = capture("fill", [&] {
+    auto [yp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 5.0f).sync();
+    kept.emplace(std::move(yp));
+  });
+  const std::string message =
+      error_of<GraphError>([&] { (void)graph_set_to(std::move(*kept), 7.0f); });
+  EXPECT_TRUE(contains(after_location(message),
+                       "kernel 'graph_set_to': argument 1 (Out) writes a tensor that graph "
+                       "'fill' (captured at "))
+      << message;
+  EXPECT_TRUE(contains(message,
+                       "the graph writes it on every replay, so nothing outside the graph may "
+                       "write it while the graph lives; capture this launch into the graph, or "
+                       "destroy the graph first"))
+      << message;
+  // The refused launch left the partition with the caller; the twin: the graph writes it.
+  g.replay().sync();
+  EXPECT_EQ(std::move(*kept).unpartition().to_vector(), all(5.0f));
+}
+
+GRAPH_TEST(GraphAttack, AHostReadInsideCaptureOfWhatTheCaptureWritesIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y;
+  std::string message;
+  Graph g = capture("scale", [&] {
+    auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    y = std::move(yp).unpartition();
+    message = error_of<GraphError>([&] { (void)y.to_vector(); });
+    EXPECT_EQ(x.to_vector(), all(4.0f));  // what the capture only reads is the caller's
+  });
+  EXPECT_TRUE(contains(message, "inside the capture of graph 'scale' (captured at ")) << message;
+  EXPECT_TRUE(contains(message,
+                       "the host uses a tensor that a captured launch writes (argument 1 ('z', "
+                       "Out) of kernel 'graph_twice'"))
+      << message;
+  EXPECT_TRUE(contains(message,
+                       "captured launches run only at replay(), so it holds nothing "
+                       "they computed; use it after g.replay().sync()"))
+      << message;
+  // The twin: after a replay, the read sees what the graph computed.
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+}
+
+GRAPH_TEST(GraphAttack, UncheckedDataOfACapturedOutputIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y;
+  Graph g = capture("fill", [&] {
+    auto [yp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 5.0f).sync();
+    y = std::move(yp).unpartition();
+  });
+  const std::string message = error_of<GraphError>([&] { (void)y.unchecked_data(); });
+  EXPECT_TRUE(contains(message, "unchecked_data() of a tensor that graph 'fill' (captured at "))
+      << message;
+  EXPECT_TRUE(contains(message, "a raw pointer to it would race with the replays")) << message;
+  // The twin: once the graph is gone, the address may be had.
+  g = Graph();
+  EXPECT_NE(y.unchecked_data(), nullptr);
+}
+
+GRAPH_TEST(GraphAttack, NestedCapturesAndReplaysInsideACaptureAreRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph inner = counter(y, "inner");
+  std::string nested, replayed;
+  Graph outer = capture("outer", [&] {
+    nested = error_of<GraphError>([&] { (void)capture([] {}); });
+    replayed = error_of<GraphError>([&] { (void)inner.replay(); });
+  });
+  EXPECT_TRUE(contains(nested, "capture() inside the capture of graph 'outer' (captured at "))
+      << nested;
+  EXPECT_TRUE(contains(nested, "graphs do not nest")) << nested;
+  EXPECT_TRUE(contains(replayed, "replay() of graph 'inner' (captured at ")) << replayed;
+  EXPECT_TRUE(contains(replayed, "a replay cannot be recorded into a graph")) << replayed;
+  EXPECT_EQ(outer.launches(), 0u);
+  outer.replay().sync();  // an empty graph replays nothing
+  // The twin: outside the capture, the replay runs.
+  inner.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(1.0f));
+}
+
+GRAPH_TEST(GraphAttack, ReplayOfAnEmptyGraphIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y = zeros<float>({kN}, dev());
+  Graph g = counter(y);
+  Graph moved = std::move(g);
+  EXPECT_TRUE(contains(error_of<UsageError>([&] { (void)g.replay(); }),  // NOLINT: moved from
+                       "replay() of an empty Graph (made by default, or moved from); replay the "
+                       "graph that capture() returned"));
+  moved.replay().sync();  // the twin
+  EXPECT_EQ(y.to_vector(), all(1.0f));
+}
+
+GRAPH_TEST(GraphAttack, ACaptureThatThrowsHoldsNothingAfterwards) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  EXPECT_THROW((void)capture([&] {
+                 auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
+                 throw UsageError("the scope failed");
+               }),
+               UsageError);
+  // x was captured by the abandoned graph, which is gone: x is the caller's alone again.
+  auto [xp, v] = graph_set_to(std::move(x).partition({64}), 1.0f).sync();
+  EXPECT_EQ(std::move(xp).unpartition().to_vector(), all(1.0f));
+}
+
+GRAPH_TEST(GraphReplayError, AKernelErrorInAReplaySurfacesAtItsSyncAtTheUsersLine) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y;
+  Graph bad = capture([&] {
+    auto [yp, x1] = graph_next_tile(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    y = std::move(yp).unpartition();
+  });
+  const std::string message = error_of<BoundsError>([&] { bad.replay().sync(); });
+  EXPECT_TRUE(contains(message, "unpadded load from 'x'")) << message;
+  EXPECT_TRUE(contains(message, "graph_test.cpp:")) << message;  // the load's line
+  // The twin: the same shape of graph, reading inside x, runs.
+  Graph good = capture([&] {
+    auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    y = std::move(yp).unpartition();
+  });
+  good.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+}
+
+}  // namespace
+}  // namespace tessera::test
