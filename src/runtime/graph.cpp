@@ -296,8 +296,7 @@ bool GraphRun::ready() const {
 }
 
 void GraphRun::release() noexcept {
-  if (done_) runtime::keep_lost_error_later(std::move(done_));
-  done_.reset();
+  done_.reset();  // the outputs' storages keep the replay as their writer (graph.hpp)
 }
 
 size_t Graph::launches() const {

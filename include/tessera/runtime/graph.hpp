@@ -43,9 +43,10 @@ class GraphCapture;
 }
 
 // What a replay returns: its completion, owning nothing (the graph owns the tensors). Unlike a
-// launch's Future, dropping it does not wait: replays are issued back to back, and an error of a
-// dropped replay is kept on the thread as a lost error once it is known (future.hpp), so the
-// thread's next launch or check_lost_errors() reports it.
+// launch's Future, dropping it neither waits nor keeps anything: replays are issued back to back.
+// A failed replay is still never silent: it is the pending writer of the graph's outputs, so the
+// next replay (which follows it) fails quoting its error, a host read or launch that reads an
+// output throws it, and if the outputs are freed unread it is kept as a lost error (future.hpp).
 class GraphRun {
  public:
   explicit GraphRun(std::shared_ptr<runtime::Completion> done) : done_(std::move(done)) {}
