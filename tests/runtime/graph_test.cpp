@@ -392,6 +392,10 @@ GRAPH_TEST(GraphReplayError, AKernelErrorInAReplaySurfacesAtItsSyncAtTheUsersLin
   const std::string message = error_of<BoundsError>([&] { bad.replay().sync(); });
   EXPECT_TRUE(contains(message, "unpadded load from 'x'")) << message;
   EXPECT_TRUE(contains(message, "graph_test.cpp:")) << message;  // the load's line
+  // A failed replay whose GraphRun was dropped is not silent: it is its output's pending writer.
+  bad.replay();
+  EXPECT_TRUE(contains(error_of<BoundsError>([&] { (void)y.to_vector(); }),
+                       "unpadded load from 'x'"));
   // The twin: the same shape of graph, reading inside x, runs.
   Graph good = capture([&] {
     auto [yp, x1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), x).sync();
