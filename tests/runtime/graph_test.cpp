@@ -220,6 +220,90 @@ GRAPH_TEST(Graph, DestroyingTheGraphWhileAReplayIsPendingLetsTheReplayFinish) {
   EXPECT_EQ(y.to_vector(), all(8.0f));
 }
 
+// ---- rebinding ------------------------------------------------------------------------------
+
+GRAPH_TEST(GraphRebind, AnInputAndAnOutputAreReplacedWithoutCapturingAgain) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> a = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> b = full<float>({kN}, 10.0f, dev());
+  Tensor<float, 1> y;
+  Graph g = capture("scale", [&] {
+    auto [yp, a1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), a).sync();
+    y = std::move(yp).unpartition();
+  });
+  g.replay();
+  g.rebind(a, b);  // later replays read b
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(20.0f));
+  Tensor<float, 1> y2 = zeros<float>({kN}, dev());
+  g.rebind(y, y2);  // and write y2
+  g.replay().sync();
+  EXPECT_EQ(y2.to_vector(), all(20.0f));
+  // What the graph let go of is the caller's again: a and y may be written.
+  auto [ap, v] = graph_set_to(std::move(a).partition({64}), 1.0f).sync();
+  auto [yp, v2] = graph_set_to(std::move(y).partition({64}), 2.0f).sync();
+  EXPECT_EQ(std::move(yp).unpartition().to_vector(), all(2.0f));
+  g.replay().sync();  // still b -> y2
+  EXPECT_EQ(y2.to_vector(), all(20.0f));
+}
+
+GRAPH_TEST(GraphRebind, AReplayQueuedBeforeARebindReadsTheOldTensorBeforeItIsOverwritten) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> a = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> b = full<float>({kN}, 10.0f, dev());
+  Tensor<float, 1> y;
+  Graph g = capture([&] {
+    auto [yp, a1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), a).sync();
+    y = std::move(yp).unpartition();
+  });
+  std::optional<GraphRun> first;
+  std::optional<decltype(graph_set_to(std::move(a).partition({64}), 99.0f))> overwrite;
+  {
+    Hold hold;
+    first.emplace(g.replay());  // reads a = 4
+    g.rebind(a, b);
+    // a is the caller's again, and its write runs after the queued replay's read.
+    overwrite.emplace(graph_set_to(std::move(a).partition({64}), 99.0f));
+  }
+  std::move(*first).sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+  auto [ap, v] = std::move(*overwrite).sync();
+  EXPECT_EQ(std::move(ap).unpartition().to_vector(), all(99.0f));
+}
+
+GRAPH_TEST(GraphRebind, ARebindThatWouldChangeTheCompiledLaunchesIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> a = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y;
+  Graph g = capture("scale", [&] {
+    auto [yp, a1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), a).sync();
+    y = std::move(yp).unpartition();
+  });
+  const Tensor<float, 1> shorter = full<float>({kN / 2}, 1.0f, dev());
+  const std::string shape = error_of<GraphError>([&] { g.rebind(a, shorter); });
+  EXPECT_TRUE(contains(shape, "rebind() of a tensor that graph 'scale' (captured at ")) << shape;
+  EXPECT_TRUE(contains(shape, "the replacement is a f32 tensor of shape [32768]")) << shape;
+  const Tensor<float, 1> stranger = full<float>({kN}, 1.0f, dev());
+  const std::string unknown = error_of<GraphError>([&] { g.rebind(stranger, a); });
+  EXPECT_TRUE(contains(unknown, "has no captured launch that uses this tensor")) << unknown;
+  const std::string same_graph = error_of<GraphError>([&] { g.rebind(a, y); });
+  EXPECT_TRUE(contains(same_graph, "is already used by the graph")) << same_graph;
+  // An output rebound to a tensor another graph holds would be written by two owners.
+  Tensor<float, 1> other_input = full<float>({kN}, 3.0f, dev());
+  Tensor<float, 1> other_out;
+  Graph other = capture("other", [&] {
+    auto [op, i1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), other_input).sync();
+    other_out = std::move(op).unpartition();
+  });
+  const std::string owned = error_of<GraphError>([&] { g.rebind(y, other_input); });
+  EXPECT_TRUE(contains(owned, "is held by graph 'other' (captured at ")) << owned;
+  // The twins: reading what another graph holds is fine, and the refused rebinds changed nothing.
+  g.rebind(a, other_out);
+  other.replay();
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(12.0f));
+}
+
 // ---- attempts to break the graph's ownership, each with a twin that works -------------------
 
 GRAPH_TEST(GraphAttack, PartitioningAnInputTheGraphReadsWhileAReplayIsPendingIsRefused) {

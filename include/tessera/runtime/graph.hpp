@@ -35,6 +35,7 @@
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/future.hpp"
+#include "tessera/runtime/tensor.hpp"
 
 namespace tessera {
 
@@ -80,6 +81,23 @@ class Graph {
   // queued on this thread's stream for the graph's device (runtime/stream.hpp).
   GraphRun replay(std::source_location loc = std::source_location::current()) const;
 
+  // Replaces tensor `captured` (a view the captured launches use) by `replacement` in every one of
+  // them, from the next replay on, without capturing again: nothing is traced, checked or
+  // compiled again. The replacement has the same dtype, shape and strides, lives on the same
+  // device, and is aligned at least as `captured` is (the generated code may rely on it). The graph
+  // lets go of `captured`'s storage (it is the caller's again once the replays queued before this
+  // call are done with it: the per-storage tracking orders a later write after them) and holds the
+  // replacement's. If the graph writes `captured`, nothing else may write the replacement: it may
+  // not be held by another graph, nor have had its address handed out (unchecked_data()). A
+  // GraphError (naming the tensor and the graph) when any of this does not hold; the graph is then
+  // unchanged. On a GPU the CUDA graph is instantiated again with the new addresses (replays
+  // already queued keep the old one).
+  template <Element T, int R>
+  void rebind(const Tensor<T, R>& captured, const Tensor<T, R>& replacement,
+              std::source_location loc = std::source_location::current()) {
+    rebind_handle(runtime::HandleAccess::of(captured), runtime::HandleAccess::of(replacement), loc);
+  }
+
   bool empty() const { return state_ == nullptr; }
   // How many launches were captured.
   size_t launches() const;
@@ -91,6 +109,8 @@ class Graph {
  private:
   friend class runtime::GraphCapture;
   explicit Graph(std::shared_ptr<State> state) : state_(std::move(state)) {}
+  void rebind_handle(const runtime::TensorHandle& captured,
+                     const runtime::TensorHandle& replacement, SourceLoc loc);
   std::shared_ptr<State> state_;
 };
 
