@@ -477,10 +477,10 @@ GRAPH_TEST(GraphReplayError, AKernelErrorInAReplaySurfacesAtItsSyncAtTheUsersLin
   EXPECT_TRUE(contains(message, "unpadded load from 'x'")) << message;
   EXPECT_TRUE(contains(message, "graph_test.cpp:")) << message;  // the load's line
   // A failed replay whose GraphRun was dropped is not silent: it is its output's pending writer,
-  // and it followed the failed one before it, so a read of the output quotes that error.
+  // so a read of the output throws its error (on the CPU a LaunchError quoting the failed replay
+  // it followed, which it did not run after; on a GPU, where it ran, its own BoundsError).
   bad.replay();
-  const std::string read = error_of<LaunchError>([&] { (void)y.to_vector(); });
-  EXPECT_TRUE(contains(read, "was ordered after a launch of graph (captured at ")) << read;
+  const std::string read = error_of<Error>([&] { (void)y.to_vector(); });
   EXPECT_TRUE(contains(read, "unpadded load from 'x'")) << read;
   // The twin: the same shape of graph, reading inside x, runs.
   Graph good = capture([&] {
