@@ -477,6 +477,97 @@ void Graph::rebind_handle(const runtime::TensorHandle& captured,
   g.what.push_back(what);
 }
 
+namespace {
+
+// Binds the value to an argument of type T as a launch does (kernel.hpp's describe_argument); how
+// binding it would change it, if it would.
+template <class T>
+Narrowing bind_as(backend::ArgValue& arg, bool integral, int64_t ivalue, double value) {
+  const Narrowing n = integral ? narrowing<T>(ivalue) : narrowing<T>(value);
+  if (n != Narrowing::None) return n;
+  T v{};
+  if constexpr (detail::is_float16<T>)
+    v = T(static_cast<float>(integral ? static_cast<double>(ivalue) : value));
+  else
+    v = integral ? static_cast<T>(ivalue) : static_cast<T>(value);
+  if constexpr (std::is_integral_v<T>)
+    arg.iscalar = static_cast<int64_t>(v);
+  else
+    arg.scalar = detail::as_double(v);
+  return Narrowing::None;
+}
+
+Narrowing bind_scalar(backend::ArgValue& arg, DType dtype, bool integral, int64_t ivalue,
+                      double value) {
+  switch (dtype) {
+    case DType::Bool:
+      return bind_as<bool>(arg, integral, ivalue, value);
+    case DType::I8:
+      return bind_as<int8_t>(arg, integral, ivalue, value);
+    case DType::I16:
+      return bind_as<int16_t>(arg, integral, ivalue, value);
+    case DType::I32:
+      return bind_as<int32_t>(arg, integral, ivalue, value);
+    case DType::I64:
+      return bind_as<int64_t>(arg, integral, ivalue, value);
+    case DType::U8:
+      return bind_as<uint8_t>(arg, integral, ivalue, value);
+    case DType::F16:
+      return bind_as<half>(arg, integral, ivalue, value);
+    case DType::BF16:
+      return bind_as<bfloat16>(arg, integral, ivalue, value);
+    case DType::F32:
+      return bind_as<float>(arg, integral, ivalue, value);
+    case DType::F64:
+      return bind_as<double>(arg, integral, ivalue, value);
+  }
+  TESSERA_INTERNAL_CHECK(false, "unknown dtype");
+}
+
+}  // namespace
+
+void Graph::rebind_scalar(std::string_view kernel, std::string_view param, bool integral,
+                          int64_t ivalue, double value, const std::string& text, SourceLoc loc) {
+  if (!state_)
+    fail_at<UsageError>(loc,
+                        "rebind() of an empty Graph (made by default, or moved from); rebind "
+                        "the graph that capture() returned");
+  if (runtime::t_capture)
+    fail_at<GraphError>(loc, "rebind() of ", *state_->label, " inside the capture of ",
+                        *runtime::t_capture->label, ": rebind it before capture() or after it");
+  State& g = *state_;
+  auto steps = std::make_shared<std::vector<State::Step>>(*g.steps);
+  bool found = false;
+  for (State::Step& step : *steps) {
+    if (step.kernel->fn.name != kernel) continue;
+    const std::vector<ir::Param>& params = step.kernel->fn.params;
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (params[i].kind != ir::ParamKind::Scalar || params[i].name != param) continue;
+      found = true;
+      if (const Narrowing n =
+              bind_scalar(step.args.args[i], params[i].dtype, integral, ivalue, value);
+          n != Narrowing::None)
+        fail_at<LaunchError>(loc, "rebind() of ", *g.label, ": scalar '", param, "' of kernel '",
+                             kernel, "' would be ", text, ", which ",
+                             narrowing_reason(n, params[i].dtype),
+                             "; binding it would change its value; pass a value that fits");
+    }
+  }
+  if (!found)
+    fail_at<GraphError>(loc, "rebind(): ", *g.label, " has no captured launch of kernel '", kernel,
+                        "' with a scalar parameter '", param,
+                        "'; name a kernel the graph launches, and one of its Scalar parameters");
+  std::shared_ptr<runtime::GpuGraph> gpu;
+  if (g.device->is_cuda()) {
+    std::vector<runtime::GpuGraphStep> gpu_steps;
+    for (const State::Step& step : *steps) gpu_steps.push_back({step.gpu.get(), &step.args});
+    gpu = runtime::gpu_graph_build(*g.device, gpu_steps);
+  }
+  std::lock_guard order(runtime::g_order_mu);  // no replay reads the launches meanwhile
+  g.steps = std::move(steps);
+  if (gpu) g.gpu = std::move(gpu);
+}
+
 size_t Graph::launches() const {
   return state_ ? state_->steps->size() : 0;
 }

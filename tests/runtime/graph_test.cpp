@@ -304,6 +304,32 @@ GRAPH_TEST(GraphRebind, ARebindThatWouldChangeTheCompiledLaunchesIsRefused) {
   EXPECT_EQ(y.to_vector(), all(12.0f));
 }
 
+GRAPH_TEST(GraphRebind, AScalarIsSetForLaterReplaysAndAValueItsTypeCannotHoldIsRefused) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y;
+  Graph g = capture("fill", [&] {
+    auto [yp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 5.0f).sync();
+    y = std::move(yp).unpartition();
+  });
+  g.replay();
+  g.rebind(graph_set_to, "v", 7);  // an int that a float holds
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(7.0f));
+  const std::string wide = error_of<LaunchError>([&] { g.rebind(graph_set_to, "v", 1e300); });
+  EXPECT_TRUE(contains(wide, "rebind() of graph 'fill' (captured at ")) << wide;
+  EXPECT_TRUE(contains(wide, ": scalar 'v' of kernel 'graph_set_to' would be ")) << wide;
+  const std::string unknown = error_of<GraphError>([&] { g.rebind(graph_set_to, "value", 1.0f); });
+  EXPECT_TRUE(contains(unknown,
+                       "has no captured launch of kernel 'graph_set_to' with a scalar "
+                       "parameter 'value'"))
+      << unknown;
+  const std::string other = error_of<GraphError>([&] { g.rebind(graph_twice, "v", 1.0f); });
+  EXPECT_TRUE(contains(other, "has no captured launch of kernel 'graph_twice'")) << other;
+  // The refused rebinds changed nothing.
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(7.0f));
+}
+
 // ---- attempts to break the graph's ownership, each with a twin that works -------------------
 
 GRAPH_TEST(GraphAttack, PartitioningAnInputTheGraphReadsWhileAReplayIsPendingIsRefused) {

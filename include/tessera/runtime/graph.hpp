@@ -31,7 +31,11 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
+
+#include "tessera/core/narrowing.hpp"
 
 #include "tessera/runtime/device.hpp"
 #include "tessera/runtime/future.hpp"
@@ -98,6 +102,20 @@ class Graph {
     rebind_handle(runtime::HandleAccess::of(captured), runtime::HandleAccess::of(replacement), loc);
   }
 
+  // Sets scalar parameter `param` of every captured launch of `kernel` to `value`, from the next
+  // replay on, without capturing again. The value must be one the parameter's type holds, as at a
+  // launch (core/narrowing.hpp): a LaunchError naming the kernel, parameter and value otherwise. A
+  // GraphError if no captured launch of a kernel of that name has a scalar parameter `param`.
+  // (Matched by the kernel's name: every instantiation of a kernel template shares it.)
+  template <class K, class V>
+  requires std::is_arithmetic_v<V>
+  void rebind(const K& kernel, std::string_view param, V value,
+              std::source_location loc = std::source_location::current()) {
+    const bool integral = std::is_integral_v<V> && !(std::is_unsigned_v<V> && sizeof(V) == 8);
+    rebind_scalar(kernel.name(), param, integral, integral ? static_cast<int64_t>(value) : 0,
+                  static_cast<double>(value), value_text_of(value), loc);
+  }
+
   bool empty() const { return state_ == nullptr; }
   // How many launches were captured.
   size_t launches() const;
@@ -111,6 +129,8 @@ class Graph {
   explicit Graph(std::shared_ptr<State> state) : state_(std::move(state)) {}
   void rebind_handle(const runtime::TensorHandle& captured,
                      const runtime::TensorHandle& replacement, SourceLoc loc);
+  void rebind_scalar(std::string_view kernel, std::string_view param, bool integral, int64_t ivalue,
+                     double value, const std::string& text, SourceLoc loc);
   std::shared_ptr<State> state_;
 };
 
