@@ -40,6 +40,9 @@ struct Graph::State {
   std::vector<std::shared_ptr<runtime::Storage>> held;
   std::vector<std::string> what;  // each storage as its first captured use saw it (Hold::what)
   std::shared_ptr<runtime::GpuGraph> gpu;  // on a GPU, once captured
+  // Held by a rebind from start to end, so that two rebinds of one graph do not lose one;
+  // steps, uses and gpu are swapped under g_order_mu, which replays hold while they read them.
+  std::mutex rebind_mu;
   ~State();
 };
 
@@ -342,6 +345,7 @@ void Graph::rebind_handle(const runtime::TensorHandle& captured,
   captured.check_alive(loc);
   replacement.check_alive(loc);
   State& g = *state_;
+  const std::lock_guard rebinding(g.rebind_mu);
   const Storage* from = captured.storage();
   const Storage* to = replacement.storage();
   void* const from_data = HandleInternals::data(captured);
@@ -536,6 +540,7 @@ void Graph::rebind_scalar(std::string_view kernel, std::string_view param, bool 
     fail_at<GraphError>(loc, "rebind() of ", *state_->label, " inside the capture of ",
                         *runtime::t_capture->label, ": rebind it before capture() or after it");
   State& g = *state_;
+  const std::lock_guard rebinding(g.rebind_mu);
   auto steps = std::make_shared<std::vector<State::Step>>(*g.steps);
   bool found = false;
   for (State::Step& step : *steps) {
@@ -590,12 +595,13 @@ GraphRun Graph::replay(std::source_location l) const {
                         "or after it");
   runtime::refuse_launch_if_an_error_was_lost();
   const State& g = *state_;
+  std::unique_lock order(runtime::g_order_mu);
   if (g.steps->empty()) {
+    order.unlock();
     auto done = std::make_shared<runtime::Completion>(g.label);
     done->finish();
     return GraphRun(std::move(done));
   }
-  std::lock_guard order(runtime::g_order_mu);
   runtime::Predecessors before = runtime::PendingAccess::predecessors(g.uses);
   std::shared_ptr<runtime::Completion> done;
   if (g.device->is_cpu()) {
