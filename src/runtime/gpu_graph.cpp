@@ -23,10 +23,15 @@ class GpuGraph {
   // Destroyed once no replay's work refers to it: every replay is then done, or ordered before
   // the device's stream, where the reports are freed. An instantiated graph still running is
   // freed by the driver when it completes.
+  // Never throws (a destructor; at exit the driver may be gone): failures are ignored, as a
+  // stream's destruction's are.
   ~GpuGraph() {
-    ctx->make_current();
-    if (exec) (void)cuda::driver().cuGraphExecDestroy(exec);
-    if (graph) (void)cuda::driver().cuGraphDestroy(graph);
+    try {
+      ctx->make_current();
+      if (exec) (void)cuda::driver().cuGraphExecDestroy(exec);
+      if (graph) (void)cuda::driver().cuGraphDestroy(graph);
+    } catch (...) {
+    }
     for (const auto& [kernel, report] : reports) cuda::device_free(*ctx, report);
   }
   GpuGraph(const GpuGraph&) = delete;
@@ -82,12 +87,15 @@ class CaptureStream {
     TESSERA_CU(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
   }
   ~CaptureStream() {
-    if (capturing_) {
-      CUgraph partial = nullptr;
-      if (cuda::driver().cuStreamEndCapture(stream_, &partial) == CUDA_SUCCESS && partial)
-        (void)cuda::driver().cuGraphDestroy(partial);
+    try {
+      if (capturing_) {
+        CUgraph partial = nullptr;
+        if (cuda::driver().cuStreamEndCapture(stream_, &partial) == CUDA_SUCCESS && partial)
+          (void)cuda::driver().cuGraphDestroy(partial);
+      }
+      (void)cuda::driver().cuStreamDestroy(stream_);
+    } catch (...) {  // driver() throws only when there is no driver, and then no stream
     }
-    (void)cuda::driver().cuStreamDestroy(stream_);
   }
   CaptureStream(const CaptureStream&) = delete;
   CaptureStream& operator=(const CaptureStream&) = delete;
