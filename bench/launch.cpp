@@ -234,6 +234,7 @@ int main(int argc, char** argv) {
   CUdeviceptr sa = reinterpret_cast<CUdeviceptr>(spin_a),
               sb = reinterpret_cast<CUdeviceptr>(spin_b),
               sx = reinterpret_cast<CUdeviceptr>(spin_x);
+  TESSERA_CU(cuMemsetD32Async, sx, 0, static_cast<size_t>(spin_n), ctx.stream());
   int iterations = kSpin;
   void* spin_a_params[] = {&sa, &sx, &iterations};
   void* spin_b_params[] = {&sb, &sx, &iterations};
