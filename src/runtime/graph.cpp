@@ -375,7 +375,7 @@ void Graph::rebind_handle(const runtime::TensorHandle& captured,
         "); pass the tensor (the same view) that a captured launch took");
   size_t index = 0;
   while (g.uses[index].storage != from) ++index;
-  const std::string& what = g.what[index];
+  const std::string what = g.what[index];  // a copy: g.what changes below
   auto refuse = [&](auto&&... why) {
     fail_at<GraphError>(loc, "rebind() of a tensor that ", *g.label, " holds (", what,
                         "): the replacement ", why...);
