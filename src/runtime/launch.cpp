@@ -19,6 +19,7 @@
 #include "tessera/tile/trace_check.hpp"
 
 #include "cpu_queue.hpp"
+#include "graph_capture.hpp"
 #include "handle_internals.hpp"
 #include "pending_access.hpp"
 
@@ -428,6 +429,8 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     }
   }
 
+  // An output a graph holds is written only by that graph (runtime/graph.hpp).
+  graph_check_launch(site, args, call);
   clock.mark(&LaunchProfile::checks_ns);
 
   // The specialization: traced and compiled once per key. On a GPU the key also holds each
@@ -510,15 +513,18 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
   if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  if (capturing()) checked.capture_ = capture_arguments(site, args, *device, call);
   clock.mark(&LaunchProfile::pack_ns);
   return checked;
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() const {
+  if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
   std::vector<StorageUse> uses;
   uses.reserve(uses_.size());
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
+  const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
   Predecessors before = PendingAccess::predecessors(uses);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {

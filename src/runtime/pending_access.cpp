@@ -4,6 +4,7 @@
 
 #include "cpu_queue.hpp"
 #include "gpu_streams.hpp"
+#include "graph_capture.hpp"
 
 #include "tessera/runtime/future.hpp"
 
@@ -56,6 +57,7 @@ void PendingAccess::record(const std::vector<StorageUse>& uses,
 }
 
 void PendingAccess::wait_for_writer(const Storage& s) {
+  graph_check_host_access(s);
   std::shared_ptr<Completion> writer;
   {
     std::lock_guard lock(s.pending_mu_);
@@ -65,6 +67,7 @@ void PendingAccess::wait_for_writer(const Storage& s) {
 }
 
 void PendingAccess::wait_for_all(const Storage& s) {
+  graph_check_host_access(s);
   std::shared_ptr<Completion> writer;
   std::vector<std::shared_ptr<Completion>> readers;
   {

@@ -174,6 +174,20 @@ void check_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
 std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
                               void* error_report, CUstream stream) {
+  const CUstream queue = stream ? stream : k.ctx->stream();
+  queue_launch(k, params, args, config, error_report, queue);
+  try {
+    // Recorded even for an empty grid, so that waiting still means "everything before is done".
+    return std::make_unique<Event>(*k.ctx, queue);
+  } catch (...) {  // the kernel may be running: let it finish before the arguments go back
+    (void)driver().cuStreamSynchronize(queue);
+    throw;
+  }
+}
+
+void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
+                  const LaunchArgs& args, const LaunchConfig& config, void* error_report,
+                  CUstream stream) {
   check_launch(k, params, args, config);
   const DeviceContext& ctx = *k.ctx;
   const CUstream queue = stream ? stream : ctx.stream();
@@ -232,8 +246,6 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
       TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), queue);
       TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), queue);
     }
-    // Recorded even for an empty grid, so that waiting still means "everything before is done".
-    return std::make_unique<Event>(ctx, queue);
   } catch (...) {
     (void)driver().cuStreamSynchronize(queue);
     throw;
