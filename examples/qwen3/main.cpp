@@ -87,7 +87,7 @@ bool run(const char* name, double bound) {
 // through every layer. bf16: every kernel rounds its result to bf16, as transformers' own bf16 run
 // does; the bound is four times the largest deviation of transformers' bf16 run from its f32 run
 // over the same tokens (no less than 2e-2), or 1e-1 when that run is not given.
-constexpr double kHfBoundF32 = 2e-3;
+constexpr double kHfBoundF32 = 1e-3;
 
 int run_model(const std::string& dir, const std::string& ref_f32, const std::string& ref_bf16,
               bool bench, qwen3::BenchOptions options) {
