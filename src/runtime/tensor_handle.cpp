@@ -71,7 +71,7 @@ Storage::~Storage() {
       return;
     }
   }
-  PendingAccess::release(*this, std::move(free_memory));
+  PendingAccess::release(*this, std::move(free_memory), release_stream_);
 }
 
 TensorHandle::TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
