@@ -21,6 +21,7 @@
 #include "cpu_queue.hpp"
 #include "graph_capture.hpp"
 #include "handle_internals.hpp"
+#include "ir_cache.hpp"
 #include "pending_access.hpp"
 
 namespace tessera::runtime {
@@ -468,14 +469,21 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         spec = entry->spec;
         cached = true;
       } else {
-        // Traced twice: a body whose trace is not a function of the key is refused here.
-        auto traced = std::make_shared<const ir::Function>(
-            tile::trace_twice([&] { return trace(params()); }));
-        spec.traced = traced;
         spec.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
-        spec.kernel = compile(*traced, *device);
+        // Compiled by an earlier process of this program: read back, not traced (ir_cache.hpp).
+        const std::string stored = ir_cache::key(
+            site.identity, std::string_view(key).substr(sizeof site.identity), *device);
+        if (!stored.empty()) spec.kernel = ir_cache::find(stored, *device, *spec.label);
+        if (!spec.kernel) {
+          // Traced twice: a body whose trace is not a function of the key is refused here.
+          auto traced = std::make_shared<const ir::Function>(
+              tile::trace_twice([&] { return trace(params()); }));
+          spec.traced = traced;
+          spec.kernel = compile(*traced, *device);
+          if (!stored.empty()) ir_cache::store(stored, *spec.kernel, *spec.label);
+        }
         if (device->is_cuda()) {
           const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
           const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
@@ -488,7 +496,9 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         entry->ready = true;
       }
     }
-    if (cached && env_list_has("TESSERA_CHECK", "trace"))
+    // (A specialization read back by ir_cache has no trace to compare with; it is not read back
+    // under TESSERA_CHECK=trace.)
+    if (cached && spec.traced && env_list_has("TESSERA_CHECK", "trace"))
       tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
   }
   clock.mark(&LaunchProfile::lookup_ns);
