@@ -1,10 +1,8 @@
 // RoPE, one token per tile block: the block loads its token's position, uses it as the tile
 // coordinate of its loads from the cos/sin tables, and rotates all heads of the token.
 //
-// The DSL has no slicing or concatenation of tiles, so a head [D] is viewed as pairs: [2, D/2]
-// (half-split) or [D/2, 2] (interleaved), with the pair along one axis. Each half of a pair is
-// picked out by a sum over that axis of the head masked to one position (the sum of one value and
-// zeros, so exact), and the two rotated halves are put back by a select on the same mask.
+// A head [D] is rotated as two halves sliced out of it (half-split), or, interleaved, as the two
+// columns of its [D/2, 2] view; the rotated halves are concatenated back.
 #include <cmath>
 #include <vector>
 
@@ -20,15 +18,13 @@ using namespace tessera::tile;
 template <bool Interleaved>
 Tile<float> rotate(const Tile<float>& x, const Tile<float>& c, const Tile<float>& s) {
   const int64_t heads = x.shape()[0], dim = x.shape()[1], half = dim / 2;
-  const int pair_axis = Interleaved ? 2 : 1;
   const Shape pairs = Interleaved ? Shape{heads, half, 2} : Shape{heads, 2, half};
   const Shape angles = Interleaved ? Shape{1, half, 1} : Shape{1, 1, half};
+  const int axis = Interleaved ? 2 : 1;
   const Tile<float> v = x.reshape(pairs);
-  const Tile<bool> first = iota<int32_t>(pairs, pair_axis) == 0;
-  const Tile<float> a = sum(select(first, v, 0.0f), pair_axis);
-  const Tile<float> b = sum(select(!first, v, 0.0f), pair_axis);
+  const Tile<float> a = v.slice(axis, 0, 1), b = v.slice(axis, 1, 1);
   const Tile<float> cs = c.reshape(angles), sn = s.reshape(angles);
-  return select(first, a * cs - b * sn, b * cs + a * sn).reshape({heads, dim});
+  return concat({a * cs - b * sn, b * cs + a * sn}, axis).reshape({heads, dim});
 }
 
 // Block t's token, rotated: x [T, H, D] -> the [1, H, D] tile of the output.

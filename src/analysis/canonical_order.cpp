@@ -34,11 +34,13 @@ bool is_anchor(const ir::Op& op) {
     case ir::OpClass::Broadcast:
     case ir::OpClass::Reshape:
     case ir::OpClass::Permute:
+    case ir::OpClass::Slice:
     case ir::OpClass::Reduce:
     case ir::OpClass::ArgReduce:
     case ir::OpClass::Scan:
     case ir::OpClass::Mma:
     case ir::OpClass::Load:
+    case ir::OpClass::Gather:
       return false;
   }
   return true;

@@ -190,6 +190,38 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       for (size_t i = 0; i < s.size(); ++i) s[i] = t.shape[a.perm[i]];
       return ok(Type{t.dtype, s});
     }
+    case OpClass::Slice: {
+      if (operands.empty()) return bad(info.mnemonic, " needs at least one tile");
+      Type t = T(0);
+      if (t.is_scalar())
+        return bad(info.mnemonic, " of a scalar; it works along an axis of a tile");
+      if (a.axis < 0 || a.axis >= t.rank())
+        return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
+                   t.rank());
+      const int64_t extent = t.shape[a.axis];
+      if (kind == OpKind::Slice) {
+        const std::optional<int64_t> end = checked_add(a.start, a.length);
+        if (a.start < 0 || a.length <= 0 || !end || *end > extent)
+          return bad("slice [", a.start, ", ", a.start, " + ", a.length, ") along axis ", a.axis,
+                     " of a ", to_string(t), " tile is outside its extent ", extent,
+                     "; take 0 <= start and 0 < length <= ", extent, " - start");
+        t.shape[a.axis] = a.length;
+        return ok(t);
+      }
+      for (size_t i = 1; i < operands.size(); ++i) {
+        Shape want = T(i).shape, have = t.shape;
+        bool same = T(i).dtype == t.dtype && want.size() == have.size();
+        if (same) want[a.axis] = have[a.axis] = 0;
+        if (!same || want != have)
+          return bad("concat along axis ", a.axis, " of a ", to_string(T(0)), " and a ",
+                     to_string(T(i)),
+                     " tile; the tiles need one dtype and one extent on every other axis");
+        const std::optional<int64_t> sum = checked_add(t.shape[a.axis], T(i).shape[a.axis]);
+        if (!sum) return bad("concat makes an axis too long to count");
+        t.shape[a.axis] = *sum;
+      }
+      return ok(t);
+    }
     case OpClass::Reduce: {
       Type t = T(0);
       if (a.axis < 0 || a.axis >= t.rank())
@@ -244,6 +276,30 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad("mma with Precision::tf32 rounds f32 operands to TF32, but these are ",
                    dtype_name(in), "; drop Precision::tf32, or pass f32 tiles");
       return ok(tc);
+    }
+    case OpClass::Gather: {
+      if (auto e = check_tensor_param(f, a, "gather"); !e.ok()) return e;
+      const Param& p = f.params[a.param];
+      if (p.kind != ParamKind::In)
+        return bad("gather from '", p.name, "', which is ",
+                   (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+                   " parameter; only In parameters are loaded");
+      if (p.rank < 1 || static_cast<int>(a.shape.size()) != p.rank)
+        return bad("gather from '", p.name, "' asks for a tile of shape ", to_string(a.shape),
+                   ", but the tensor has rank ", p.rank);
+      if (static_cast<int>(operands.size()) != p.rank)
+        return bad("gather from '", p.name, "' gives ", operands.size() - 1,
+                   " start elements, but a tensor of rank ", p.rank, " needs ", p.rank - 1,
+                   " (one per axis after the first)");
+      if (T(0).dtype != DType::I32 || T(0).shape != Shape{a.shape[0]})
+        return bad("gather from '", p.name, "' takes its rows from an i32[", a.shape[0],
+                   "] tile (one index per row of the ", to_string(a.shape), " result), not ",
+                   to_string(T(0)), "; reshape or cast the indices first");
+      for (size_t i = 1; i < operands.size(); ++i)
+        if (!is_i32_scalar(T(i)))
+          return bad("start element ", i - 1, " of a gather from '", p.name,
+                     "' must be an i32 scalar, not ", to_string(T(i)));
+      return ok(Type{p.dtype, a.shape});
     }
     case OpClass::Load: {
       if (auto e = check_tensor_param(f, a, "load"); !e.ok()) return e;

@@ -89,6 +89,13 @@ class Printer {
       case OpKind::Permute:
         os_ << " " << list(op.operands) << " " << tessera::to_string(a.perm);
         break;
+      case OpKind::Slice:
+        os_ << " " << list(op.operands) << " axis " << a.axis << " [" << a.start << ", "
+            << a.start + a.length << ")";
+        break;
+      case OpKind::Concat:
+        os_ << " " << list(op.operands) << " axis " << a.axis;
+        break;
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
       case OpKind::ReduceMin:
@@ -103,6 +110,13 @@ class Printer {
       case OpKind::CumProd:
         os_ << " " << list(op.operands) << " axis " << a.axis
             << (a.exclusive ? " exclusive" : " inclusive");
+        break;
+      case OpKind::Gather:
+        os_ << " $" << param(a.param) << " rows " << list(op.operands);
+        if (a.padded)
+          os_ << " pad " << number(a.value);
+        else
+          os_ << " unpadded";
         break;
       case OpKind::Load:
         os_ << " $" << param(a.param) << (a.at_element ? " at [" : "[") << list(op.operands)

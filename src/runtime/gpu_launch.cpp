@@ -47,6 +47,11 @@ void check_error_report(const GpuKernel& k, const void* report) {
   if (info[0] == 2)
     fail_at<KernelError>(loc, "kernel '", l.name, "': ", what, " has step ", info[1],
                          " in tile block ", info[4], "; it must be positive");
+  if (info[0] == 3)
+    fail_at<BoundsError>(loc, "kernel '", l.name, "': ", what, " in tile block ", info[4],
+                         " has row index ", info[2], ", outside the tensor's extent ", info[3],
+                         " along axis 0 (the GPU read the pad there); clamp the indices to "
+                         "[0, extent) or select a valid row first");
   fail_at<BoundsError>(loc, "kernel '", l.name, "': ", what, " in tile block ", info[4],
                        " reaches element ", info[2], " along axis ", info[1],
                        ", outside the tensor's extent ", info[3],

@@ -268,6 +268,10 @@ std::vector<std::pair<SourceLoc, std::string>> op_sites(const ir::Function& f) {
       what = detail::cat(op.attrs.padded ? "load" : "unpadded load", " from '",
                          f.params.at(op.attrs.param).name, "' (tile shape ",
                          to_string(op.attrs.shape), ")");
+    if (op.kind == ir::OpKind::Gather)
+      what = detail::cat(op.attrs.padded ? "gather" : "unpadded gather", " from '",
+                         f.params.at(op.attrs.param).name, "' (tile shape ",
+                         to_string(op.attrs.shape), ")");
     if (op.kind == ir::OpKind::For) what = "for_range";
     sites.emplace_back(op.loc, std::move(what));
   });

@@ -275,4 +275,16 @@ ir::ValueId emit_load(int param, std::span<const ir::ValueId> index, const Shape
   return emit(ir::OpKind::Load, {index.begin(), index.end()}, a, loc);
 }
 
+ir::ValueId emit_gather(int param, ir::ValueId rows, std::span<const ir::ValueId> start,
+                        const Shape& shape, Pad pad, SourceLoc loc) {
+  ir::Attrs a;
+  a.param = param;
+  a.shape = shape;
+  a.padded = pad.padded;
+  a.value = pad.value;
+  std::vector<ir::ValueId> operands{rows};
+  operands.insert(operands.end(), start.begin(), start.end());
+  return emit(ir::OpKind::Gather, std::move(operands), a, loc);
+}
+
 }  // namespace tessera::tile::detail

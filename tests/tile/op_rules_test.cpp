@@ -192,5 +192,68 @@ TEST(OpRules, StorePartLargerThanTheTileIsRejected) {
   });
 }
 
+TEST(OpRules, SlicePastTheTileNamesItsRangeAndTheExtent) {
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 auto t = load_at(x, {0}, {16});
+                 at(__LINE__, [&] { (void)t.slice(0, 12, 8); });
+               }),
+               "slice [12, 12 + 8) along axis 0 of a f32[16] tile is outside its extent 16; take "
+               "0 <= start and 0 < length <= 16 - start");
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 auto t = load_at(x, {0}, {16});
+                 at(__LINE__, [&] { (void)t.slice(0, -1, 8); });
+               }),
+               "slice [-1, -1 + 8) along axis 0 of a f32[16] tile is outside its extent 16; take "
+               "0 <= start and 0 < length <= 16 - start");
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 auto t = load_at(x, {0}, {16});
+                 at(__LINE__, [&] { (void)t.slice(1, 0, 8); });
+               }),
+               "slice along axis 1 of f32[16], which has rank 1");
+  expect_traces([](Out<float> z, In<float> x, In<int32_t>) {
+    z.store(load_at(x, {0}, {16}).slice(0, 8, 8));
+  });
+}
+
+TEST(OpRules, ConcatOfMismatchedTilesNamesBoth) {
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 auto a = load_at(x, {0}, {4}).reshape({2, 2});
+                 auto b = load_at(x, {0}, {6}).reshape({2, 3});
+                 at(__LINE__, [&] { (void)concat({a, b}, 0); });
+               }),
+               "concat along axis 0 of a f32[2, 2] and a f32[2, 3] tile; the tiles need one dtype "
+               "and one extent on every other axis");
+  expect_traces([](Out<float> z, In<float> x, In<int32_t>) {
+    auto a = load_at(x, {0}, {4}).reshape({2, 2});
+    auto b = load_at(x, {0}, {6}).reshape({2, 3});
+    z.store(concat({a, b, Tile<float>::zeros({2, 1})}, -1).reshape({12}).slice(0, 4, 8));
+  });
+}
+
+TEST(OpRules, GatherNeedsOneIndexPerRow) {
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t> i) {
+                 auto rows = load_at(i, {0}, {4});
+                 at(__LINE__, [&] { (void)gather(x, rows, {}, {8}); });
+               }),
+               "gather from 'x' takes its rows from an i32[8] tile (one index per row of the [8] "
+               "result), not i32[4]; reshape or cast the indices first");
+  expect_traces([](Out<float> z, In<float> x, In<int32_t> i) {
+    z.store(gather(x, load_like(i, z), {}, {8}));
+  });
+}
+
+TEST(OpRules, LoadTransposedOfARank1TensorIsRejected) {
+  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+                 at(__LINE__, [&] { (void)load_t(x, {0}, {8}); });
+               }),
+               "load_t swaps the last two axes, so it needs a tensor and a tile of rank 2 or "
+               "more, not rank 1; use load for rank 1");
+  EXPECT_NO_THROW((trace_kernel<Out<float>, In<float>>(
+      "k", {out_param("z", DType::F32, {8, 4}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        z.store(load_t(x, {1, 0}, {8, 4}));
+      })));
+}
+
 }  // namespace
 }  // namespace tessera::test

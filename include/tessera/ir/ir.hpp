@@ -23,9 +23,36 @@ enum class OpKind : uint8_t {
 };
 
 enum class OpClass : uint8_t {
-  Interface, Creation, Unary, UnaryFloat, UnaryBool, Classify, Cast, Binary, BinaryBool,
-  BinaryFloat, BinaryInt, Compare, Select, Ternary, Broadcast, Reshape, Permute, Reduce, ArgReduce,
-  Scan, Mma, Load, Store, For, If, Yield, Print, Local,
+  Interface,
+  Creation,
+  Unary,
+  UnaryFloat,
+  UnaryBool,
+  Classify,
+  Cast,
+  Binary,
+  BinaryBool,
+  BinaryFloat,
+  BinaryInt,
+  Compare,
+  Select,
+  Ternary,
+  Broadcast,
+  Reshape,
+  Permute,
+  Slice,
+  Reduce,
+  ArgReduce,
+  Scan,
+  Mma,
+  Load,
+  Gather,
+  Store,
+  For,
+  If,
+  Yield,
+  Print,
+  Local,
 };
 
 struct OpInfo {
@@ -53,8 +80,8 @@ using ValueId = uint32_t;
 
 // Attributes. Each op kind reads the fields its row documents; the rest stay default.
 struct Attrs {
-  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions, scans
-  int param = -1;        // which kernel parameter: scalar_param, dim, load, store
+  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions, scans, slice, concat
+  int param = -1;        // which kernel parameter: scalar_param, dim, load, gather, store
   int var = -1;          // local_load / local_store
   Shape shape;           // constant, iota, broadcast, reshape, load
   std::vector<int64_t> perm;  // permute
@@ -67,6 +94,8 @@ struct Attrs {
   // load: the operands are the element where the tile starts along each axis (load_at), not its
   // tile coordinate.
   bool at_element = false;
+  int64_t start = 0;         // slice: the first element taken along `axis`
+  int64_t length = 0;        // slice: how many elements it takes
   DType dtype = DType::F32;  // constant, iota, cast: the result dtype
   // mma of f32 operands: each operand element rounded to TF32 (10 fraction bits, to nearest, ties
   // away from zero) before the exact products are summed in f32: tensor cores on the GPU

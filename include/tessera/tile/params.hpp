@@ -6,6 +6,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <span>
+#include <utility>
 #include <variant>
 
 #include "tessera/tile/tile.hpp"
@@ -183,6 +184,58 @@ Tile<T> load_at(const In<T, R>& x, std::initializer_list<IndexArg> start, Shape 
   std::vector<ir::ValueId> idx;
   for (const IndexArg& i : start) idx.push_back(i.get());
   return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l, /*at_element=*/true));
+}
+
+namespace detail {
+ir::ValueId emit_gather(int param, ir::ValueId rows, std::span<const ir::ValueId> start,
+                        const Shape& shape, Pad pad, SourceLoc loc);
+}  // namespace detail
+
+// Element `at` of x as a scalar (one index per axis, ints or Index values): a length, a position,
+// a table entry. Outside the tensor it reads the pad, or with Pad::none() is a BoundsError.
+template <Element T, int R>
+Tile<T> load_element(const In<T, R>& x, std::initializer_list<IndexArg> at, Pad pad = {},
+                     std::source_location l = std::source_location::current()) {
+  std::vector<ir::ValueId> idx;
+  for (const IndexArg& i : at) idx.push_back(i.get());
+  const Shape ones(idx.size(), 1);
+  return Tile<T>(detail::emit_load(x.index(), idx, ones, pad, l, /*at_element=*/true))
+      .reshape({}, l);
+}
+
+// Rows of x chosen by an index tile (rows of an embedding table, pages of a paged KV cache):
+// element (i, j, ...) of the result is element (rows[i], start[0] + j, ...) of x. `rows` is an
+// i32 tile [shape[0]]; `start` has one element per axis after the first (ints or Index values,
+// like load_at's). Reading anywhere is race-free: x is read-only. A row index outside x is a
+// BoundsError (the GPU reads the pad for it and never outside x, then reports); elements past
+// the edge along the other axes read the pad, or with Pad::none() are a BoundsError too.
+template <Element T, int R>
+Tile<T> gather(const In<T, R>& x, const Tile<int32_t>& rows, std::initializer_list<IndexArg> start,
+               Shape shape, Pad pad = {},
+               std::source_location l = std::source_location::current()) {
+  const ir::ValueId rv = rows.value(l);
+  std::vector<ir::ValueId> idx;
+  for (const IndexArg& i : start) idx.push_back(i.get());
+  return Tile<T>(detail::emit_gather(x.index(), rv, idx, shape, pad, l));
+}
+
+// The tile at tile coordinate `index` of x with its last two axes swapped (a K^T tile straight
+// from K): load_t(x, {i, j}, {R, C})[r, c] = x[j * C + c, i * R + r], padded like load(). On the
+// GPU the swap goes through shared memory, like transpose().
+template <Element T, int R>
+Tile<T> load_t(const In<T, R>& x, std::initializer_list<IndexArg> index, Shape shape, Pad pad = {},
+               std::source_location l = std::source_location::current()) {
+  std::vector<ir::ValueId> idx;
+  for (const IndexArg& i : index) idx.push_back(i.get());
+  if (idx.size() < 2 || shape.size() < 2)
+    fail_at<KernelError>(l,
+                         "load_t swaps the last two axes, so it needs a tensor and a tile of "
+                         "rank 2 or more, not rank ",
+                         shape.size(), "; use load for rank 1");
+  std::swap(idx[idx.size() - 1], idx[idx.size() - 2]);
+  Shape swapped = shape;
+  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+  return Tile<T>(detail::emit_load(x.index(), idx, swapped, pad, l)).transpose(l);
 }
 
 // The tile of x that lies where z's tile lies: same tile coordinate, same tile shape.

@@ -84,6 +84,16 @@ class Tile : public detail::Traced {
     a.perm = std::move(order);
     return Tile(detail::emit(ir::OpKind::Permute, {get(l)}, a, l));
   }
+  // Elements [start, start + length) along `axis` (negative: from the end), the other axes
+  // whole: a half of a RoPE head, a window of a row. Static bounds, checked when traced.
+  Tile slice(int axis, int64_t start, int64_t length,
+             std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.axis = axis < 0 ? rank() + axis : axis;
+    a.start = start;
+    a.length = length;
+    return Tile(detail::emit(ir::OpKind::Slice, {get(l)}, a, l));
+  }
   // Swaps the last two axes.
   Tile transpose(std::source_location l = std::source_location::current()) const {
     std::vector<int64_t> order(static_cast<size_t>(rank()));
@@ -322,6 +332,18 @@ template <Element T>
 Tile<T> where(const Tile<bool>& cond, const Tile<T>& a, const Tile<T>& b,
               std::source_location l = std::source_location::current()) {
   return select(cond, a, b, l);
+}
+
+// The tiles one after another along `axis` (negative: from the end); they have one dtype and
+// one shape on every other axis.
+template <Element T>
+Tile<T> concat(std::initializer_list<Tile<T>> tiles, int axis,
+               std::source_location l = std::source_location::current()) {
+  std::vector<ir::ValueId> vs;
+  for (const Tile<T>& t : tiles) vs.push_back(t.value(l));  // in operand order
+  ir::Attrs a;
+  a.axis = axis < 0 && tiles.size() > 0 ? tiles.begin()->rank() + axis : axis;
+  return Tile<T>(detail::emit(ir::OpKind::Concat, std::move(vs), a, l));
 }
 
 template <Element U, Element T>

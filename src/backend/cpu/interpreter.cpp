@@ -388,6 +388,34 @@ class Interpreter {
         });
         return;
       }
+      case OpKind::Slice: {
+        const TileData& x = in(s, op, 0);
+        TileData& r = out(s, op);
+        const Shape xs = row_major_strides(x.shape);
+        for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+          int64_t src = 0;
+          for (size_t d = 0; d < idx.size(); ++d)
+            src += (idx[d] + (static_cast<int>(d) == a.axis ? a.start : 0)) * xs[d];
+          r.v[flat] = x.v[src];
+        });
+        return;
+      }
+      case OpKind::Concat: {
+        TileData& r = out(s, op);
+        const Shape rs = row_major_strides(r.shape);
+        int64_t first = 0;  // where this operand starts along the axis
+        for (size_t i = 0; i < op.operands.size(); ++i) {
+          const TileData& x = in(s, op, i);
+          for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+            int64_t dst = 0;
+            for (size_t d = 0; d < idx.size(); ++d)
+              dst += (idx[d] + (static_cast<int>(d) == a.axis ? first : 0)) * rs[d];
+            r.v[dst] = x.v[flat];
+          });
+          first += x.shape[a.axis];
+        }
+        return;
+      }
       case OpKind::ReduceSum:
       case OpKind::ReduceMax:
       case OpKind::ReduceMin:
@@ -470,6 +498,9 @@ class Interpreter {
       }
       case OpKind::Load:
         load(s, op);
+        return;
+      case OpKind::Gather:
+        gather(s, op);
         return;
       case OpKind::Store:
         store(s, op);
@@ -620,6 +651,44 @@ class Interpreter {
                              " of shape ", to_string(a.shape), " reaches element ", global,
                              " along axis ", axis, ", outside the tensor's extent ", t.shape[axis],
                              "; load with padding (the default) to read past the edge");
+      }
+    });
+  }
+
+  // Rows chosen by the index tile (operand 0), the other axes from the start elements. A row
+  // index outside the tensor is an error even when padded: it is a wrong index, not an edge.
+  void gather(BlockState& s, const ir::Op& op) {
+    const ir::Attrs& a = op.attrs;
+    const TensorArg& t = args_.args.at(a.param).tensor;
+    const TileData& rows = in(s, op, 0);
+    Shape start{0};
+    for (size_t i = 1; i < op.operands.size(); ++i)
+      start.push_back(static_cast<int64_t>(scalar(in(s, op, i))));
+    for (size_t i = 0; i < rows.v.size(); ++i) {
+      const auto row = static_cast<int64_t>(rows.v[i]);
+      if (row < 0 || row >= t.shape[0])
+        fail_at<BoundsError>(op.loc, "gather from '", f_.params[a.param].name, "': row index ", row,
+                             " (element ", i, " of the index tile) is outside the tensor's extent ",
+                             t.shape[0], " along axis 0; clamp the indices to [0, ", t.shape[0],
+                             ") or select a valid row first");
+    }
+    TileData& r = out(s, op);
+    const Value pad = convert(DType::F64, r.dtype, a.value);
+    for_each_index(r.shape, [&](const Shape& idx, int64_t flat) {
+      Shape first = start, at = idx;
+      first[0] = static_cast<int64_t>(rows.v[static_cast<size_t>(idx[0])]);
+      at[0] = 0;
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (locate(t, first, a.shape, at, offset, axis, global, /*at_element=*/true)) {
+        r.v[flat] = read_element(t.data, t.dtype, offset);
+      } else if (a.padded) {
+        r.v[flat] = pad;
+      } else {
+        fail_at<BoundsError>(op.loc, "unpadded gather from '", f_.params[a.param].name, "' at row ",
+                             first[0], " reaches element ", global, " along axis ", axis,
+                             ", outside the tensor's extent ", t.shape[axis],
+                             "; gather with padding (the default) to read past the edge");
       }
     });
   }

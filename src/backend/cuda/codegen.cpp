@@ -41,11 +41,13 @@ bool per_element(ir::OpClass c) {
     case ir::OpClass::Broadcast:
     case ir::OpClass::Reshape:
     case ir::OpClass::Permute:
+    case ir::OpClass::Slice:
     case ir::OpClass::Reduce:
     case ir::OpClass::ArgReduce:
     case ir::OpClass::Scan:
     case ir::OpClass::Mma:
     case ir::OpClass::Load:
+    case ir::OpClass::Gather:
     case ir::OpClass::Store:
     case ir::OpClass::For:
     case ir::OpClass::If:
@@ -489,6 +491,12 @@ void Emitter::op(const ir::Op& op) {
       return reshape(op);
     case OpKind::Permute:
       return permute(op);
+    case OpKind::Slice:
+      return slice(op);
+    case OpKind::Gather:
+      return gather_rows(op);
+    case OpKind::Concat:
+      return concat(op);
     case OpKind::ReduceSum:
     case OpKind::ReduceMax:
     case OpKind::ReduceMin:

@@ -1,6 +1,6 @@
 // Register layouts in code: loops over the registers of a layout, staging values in shared
-// memory, layout conversions, and the shape ops (broadcast, reshape, permute), which move
-// elements between threads through shared memory unless the layouts make them free.
+// memory, layout conversions, and the shape ops (broadcast, reshape, permute, slice, concat), which
+// move elements between threads through shared memory unless the layouts make them free.
 #include "codegen_emitter.hpp"
 
 namespace tessera::backend::cuda::detail {
@@ -8,20 +8,6 @@ namespace {
 
 int64_t reg_bytes(DType t) {
   return t == DType::F16 || t == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(t));
-}
-
-// Row-major indices of element `flat` of `shape` (flat < numel(shape)).
-std::vector<std::string> indices(const std::string& flat, const Shape& shape) {
-  const Shape strides = row_major_strides(shape);
-  std::vector<std::string> idx;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    std::string e = "(" + flat + ")";
-    if (strides[d] != 1) e += " / " + str(strides[d]);
-    if (d != 0 && shape[d] != 1) e = "(" + e + ") % " + str(shape[d]);
-    if (shape[d] == 1) e = "0";
-    idx.push_back(e);
-  }
-  return idx;
 }
 
 std::string both(const std::string& a, const std::string& b) {
@@ -47,6 +33,20 @@ const char* suffix(const Layout& l) {
 }
 
 }  // namespace
+
+// flat < numel(shape).
+std::vector<std::string> indices(const std::string& flat, const Shape& shape) {
+  const Shape strides = row_major_strides(shape);
+  std::vector<std::string> idx;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string e = "(" + flat + ")";
+    if (strides[d] != 1) e += " / " + str(strides[d]);
+    if (d != 0 && shape[d] != 1) e = "(" + e + ") % " + str(shape[d]);
+    if (shape[d] == 1) e = "0";
+    idx.push_back(e);
+  }
+  return idx;
+}
 
 void Emitter::for_registers(const Layout& l, const Shape& shape,
                             const std::function<void(const Reg&)>& body) {
@@ -237,6 +237,73 @@ void Emitter::permute(const ir::Op& op) {
       s += (d ? " + " : "") + idx[d] + " * " + str(strides[static_cast<size_t>(op.attrs.perm[d])]);
     return s;
   });
+}
+
+void Emitter::slice(const ir::Op& op) {
+  const Operand x = operand(op, 0);
+  const ir::ValueId r = op.results[0];
+  if (layout(r).kind == LayoutKind::Uniform) {  // every element holds the one value
+    alias(r, x.var);
+    return;
+  }
+  const Shape strides = row_major_strides(type(op.operands[0]).shape);
+  const auto axis = static_cast<size_t>(op.attrs.axis);
+  gather(op, x, [&](const std::vector<std::string>& idx) {
+    std::string s;
+    for (size_t d = 0; d < idx.size(); ++d) {
+      std::string i = idx[d];
+      if (d == axis && op.attrs.start != 0) i = "(" + i + " + " + str(op.attrs.start) + ")";
+      s += (d ? " + " : "") + i + " * " + str(strides[d]);
+    }
+    return s;
+  });
+}
+
+// Each operand is staged in shared memory after the one before it (row-major each); a result
+// element reads the operand its index along the axis falls in.
+void Emitter::concat(const ir::Op& op) {
+  const ir::ValueId r = op.results[0];
+  const ir::Type& rt_type = type(r);
+  const auto axis = static_cast<size_t>(op.attrs.axis);
+  const std::string rt = reg_type(rt_type.dtype);
+  need_smem(numel(rt_type.shape) * reg_bytes(rt_type.dtype), op,
+            "'concat' into a " + ir::to_string(rt_type) + " tile");
+  declare(r);
+  line("{");
+  ++depth_;
+  line(rt, "* s = ", smem(rt), ";");
+  barrier();
+  int64_t base = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    const Operand x = operand(op, i);
+    stage(x.var, x.layout, type(op.operands[i]).shape, "(s + " + str(base) + ")");
+    base += numel(type(op.operands[i]).shape);
+  }
+  barrier();
+  for_registers(layout(r), rt_type.shape, [&](const Reg& g) {
+    const std::vector<std::string> idx = indices(g.flat, rt_type.shape);
+    // Nested choices, the later operands outermost: index along the axis >= its first.
+    std::string read;
+    int64_t first = 0, offset = 0;
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Shape& shape = type(op.operands[i]).shape;
+      const Shape strides = row_major_strides(shape);
+      std::string at = str(offset);
+      for (size_t d = 0; d < idx.size(); ++d) {
+        const std::string e =
+            d == axis && first != 0 ? "(" + idx[d] + " - " + str(first) + ")" : idx[d];
+        if (shape[d] != 1) at += " + " + e + " * " + str(strides[d]);
+      }
+      const std::string elem = "s[" + at + "]";
+      read =
+          i == 0 ? elem : "(" + idx[axis] + " >= " + str(first) + " ? " + elem + " : " + read + ")";
+      first += shape[axis];
+      offset += numel(shape);
+    }
+    line(name(r), "[", g.reg,
+         "] = ", g.valid.empty() ? read : g.valid + " ? " + read + " : (" + rt + ")0", ";");
+  });
+  close();
 }
 
 }  // namespace tessera::backend::cuda::detail

@@ -38,6 +38,8 @@ std::string round_to(DType t, const std::string& expr);
 // `round` false, a cast to f16/bf16 stops at the f32 value that a store's conversion rounds.
 std::string cast(DType from, DType to, const std::string& x, bool round = true);
 std::string str(int64_t v);
+// Row-major index expressions of element `flat` of `shape` (codegen_convert.cpp).
+std::vector<std::string> indices(const std::string& flat, const Shape& shape);
 
 // ---- naming and limits (codegen.cpp) -----------------------------------------------------------
 std::string identifier(const std::string& s);    // a C identifier made of s
@@ -202,6 +204,8 @@ class Emitter {
               const std::function<std::string(const std::vector<std::string>&)>& src);
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
+  void slice(const ir::Op& op);
+  void concat(const ir::Op& op);
   void reduce(const ir::Op& op);      // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
@@ -217,6 +221,7 @@ class Emitter {
   void load(const ir::Op& op);  // codegen_memory.cpp
   void store(const ir::Op& op);
   void store_part(const ir::Op& op);  // codegen_store_part.cpp
+  void gather_rows(const ir::Op& op);  // codegen_gather.cpp
   // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
   // sink(row-major index expressions of the element, value expression in storage type).
   using ElementSink =

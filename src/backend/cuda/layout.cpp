@@ -114,8 +114,8 @@ class Planner {
     ir::walk(f_.body, [&](const ir::Op& op) {
       const ir::OpClass cls = ir::op_info(op.kind).cls;
       if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan ||
-          cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Print ||
-          !op.regions.empty())
+          cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Slice ||
+          cls == OpClass::Gather || cls == OpClass::Print || !op.regions.empty())
         elementwise_only = false;
       if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
@@ -125,7 +125,8 @@ class Planner {
         // An accumulator is stored straight from its fragments, not from a distributed tile.
         if (cls == OpClass::Load || !from_mma(op.operands[0])) tile(shape);
         if (cls == OpClass::Load) loaded.push_back(numel(shape));
-      } else if (op.kind == OpKind::Iota || cls == OpClass::Broadcast || cls == OpClass::Permute) {
+      } else if (op.kind == OpKind::Iota || cls == OpClass::Broadcast || cls == OpClass::Permute ||
+                 cls == OpClass::Slice || cls == OpClass::Gather) {
         tile(type(op.results[0]).shape);
       } else if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan) {
         reduces = true;
@@ -227,6 +228,15 @@ class Planner {
         return;
       case OpClass::Permute:
         permute(op);
+        return;
+      case OpClass::Gather:  // the row indices through shared memory, one element a register
+        set(op.results[0], kDistributed);
+        return;
+      case OpClass::Slice:  // through shared memory; a slice of a uniform tile is uniform
+        set(op.results[0],
+            op.kind == OpKind::Slice && of(op.operands[0]).kind == LayoutKind::Uniform
+                ? kUniform
+                : kDistributed);
         return;
       case OpClass::Reduce:
         reduce(op);

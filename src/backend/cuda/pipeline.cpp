@@ -30,11 +30,13 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
     case OpClass::Broadcast:
     case OpClass::Reshape:
     case OpClass::Permute:
+    case OpClass::Slice:
     case OpClass::Reduce:
     case OpClass::ArgReduce:
     case OpClass::Scan:
     case OpClass::Mma:
     case OpClass::Load:
+    case OpClass::Gather:
     case OpClass::Store:
     case OpClass::For:
     case OpClass::If:

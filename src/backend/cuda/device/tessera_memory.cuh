@@ -5,8 +5,9 @@
 // after the launch completes (cuModuleGetGlobal "tessera_error" / "tessera_error_info"):
 //   tessera_error       0, or 1 + the pre-order index (ir::walk order) of the failing op
 //   tessera_error_info  [0] what: 1 = an unpadded load reached outside its tensor,
-//                                 2 = a for loop's step was not positive
-//                       [1] the axis (1) or the step (2)   [2] the element index along that axis
+//                                 2 = a for loop's step was not positive,
+//                                 3 = a gather's row index was outside its tensor
+//                       [1] the axis (1, 3) or the step (2)   [2] the element index along that axis
 //                       [3] the tensor's extent along it   [4] the linear index of the tile block
 // The failing access is skipped (the element reads as 0); the failing loop does not run.
 extern "C" {
