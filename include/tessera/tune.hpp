@@ -45,9 +45,8 @@
 // program (it names the record on disk); a candidate's name holds no ',' or line break.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
