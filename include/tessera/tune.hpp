@@ -45,9 +45,8 @@
 // program (it names the record on disk); a candidate's name holds no ',' or line break.
 #pragma once
 
-#include <array>
 #include <cstdint>
-#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -202,7 +201,7 @@ class Candidates {
   Candidates(std::string name, Key key, Options options, Config<K>... configs)
       : table_(std::move(name), {configs.name...}),
         key_(std::move(key)),
-        options_(std::move(options)),
+        options_(options),
         configs_(std::move(configs)...) {}
 
   // The same candidates with another key function, called with the launch's arguments as
@@ -212,7 +211,7 @@ class Candidates {
     return with(std::move(key), options_, std::index_sequence_for<K...>{});
   }
   Candidates with_options(Options options) const {
-    return with(key_, std::move(options), std::index_sequence_for<K...>{});
+    return with(key_, options, std::index_sequence_for<K...>{});
   }
 
   // Launches the winner for these arguments (timing the candidates first if the key has none).
@@ -255,13 +254,12 @@ class Candidates {
 
   template <class Key2, size_t... C>
   Candidates<Key2, K...> with(Key2 key, Options options, std::index_sequence<C...>) const {
-    return Candidates<Key2, K...>(table_, std::move(key), std::move(options),
-                                  std::get<C>(configs_)...);
+    return Candidates<Key2, K...>(table_, std::move(key), options, std::get<C>(configs_)...);
   }
   Candidates(runtime::tune::Table table, Key key, Options options, Config<K>... configs)
       : table_(std::move(table)),
         key_(std::move(key)),
-        options_(std::move(options)),
+        options_(options),
         configs_(std::move(configs)...) {}
 
   // Argument I of candidate C's launch: the output's partition, or the caller's argument as the
@@ -274,16 +272,16 @@ class Candidates {
       return std::as_const(std::get<I>(refs));
   }
   template <size_t C, class P, class Refs, size_t... I>
-  auto call(P&& part, Refs& refs, std::index_sequence<I...>) const {
+  auto call(P& part, Refs& refs, std::index_sequence<I...>) const {
     return std::get<C>(configs_).kernel(pick<I>(part, refs)...);
   }
-  // Candidate `c`'s launch with the output partitioned as `part`. A launch refused before it
-  // starts leaves `part` intact (kernel.hpp).
+  // Candidate `c`'s launch, taking the output's partition `part` (moved into the launch). A
+  // launch refused before it starts leaves `part` intact (kernel.hpp), for the next candidate.
   template <class P, class Refs>
-  auto launch(size_t c, P&& part, Refs& refs) const {
-    using Result = decltype(call<0>(std::move(part), refs, std::make_index_sequence<arity>{}));
+  auto launch(size_t c, P& part, Refs& refs) const {
+    using Result = decltype(call<0>(part, refs, std::make_index_sequence<arity>{}));
     return visit<Result>(c, [&]<size_t C>(std::integral_constant<size_t, C>) {
-      return call<C>(std::move(part), refs, std::make_index_sequence<arity>{});
+      return call<C>(part, refs, std::make_index_sequence<arity>{});
     });
   }
   template <class Result, class F>
@@ -310,7 +308,7 @@ class Candidates {
   auto launch_final(size_t c, Out& out, Refs& refs) const {
     auto part = std::move(out).partition(tile(c));
     try {
-      return launch(c, std::move(part), refs);
+      return launch(c, part, refs);
     } catch (...) {
       out = std::move(part).unpartition();  // refused: the caller keeps its output
       throw;
@@ -335,10 +333,10 @@ class Candidates {
       }
       // The first launch traces and compiles: a candidate that cannot be built is refused here,
       // before it takes the output.
-      using Pending = decltype(launch(c, std::move(*part), refs));
+      using Pending = decltype(launch(c, *part, refs));
       std::optional<Pending> first;
       try {
-        first.emplace(launch(c, std::move(*part), refs));
+        first.emplace(launch(c, *part, refs));
       } catch (const Error& e) {
         out = std::move(*part).unpartition();
         trial.skipped = e.what();
@@ -352,7 +350,7 @@ class Candidates {
       // next round's clock starts when the host is descheduled in between, and a round of one
       // launch then reads as nearly free: measured on a loaded CPU, 0.015 ms for a 5 ms launch.)
       const Timing t = runtime::timing::time_steps(
-          [&] { part.emplace(std::get<O>(launch(c, std::move(*part), refs).sync())); }, device,
+          [&] { part.emplace(std::get<O>(launch(c, *part, refs).sync())); }, device,
           options_.timing);
       trial.ms = t.median_ms;
       out = std::move(*part).unpartition();
