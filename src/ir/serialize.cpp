@@ -12,7 +12,7 @@ namespace tessera::ir {
 namespace {
 
 constexpr uint32_t kMagic = 0x52495354;  // "TSIR"
-constexpr uint32_t kFormat = 1;
+constexpr uint32_t kFormat = 2;          // 2: slice's start/length, mma's tf32
 constexpr unsigned kOpKinds = 0
 #define TESSERA_OP(E, mnemonic, nops, nres, nreg, cls) +1
 #include "tessera/ir/ops.def"
@@ -26,8 +26,8 @@ constexpr unsigned kDTypes = 0
 
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // A new field in these structs must be written and read below; the sizes catch one forgotten.
-static_assert(sizeof(Attrs) == 128, "Attrs changed: update ir/serialize.cpp, then this size");
-static_assert(sizeof(Op) == 224, "Op changed: update ir/serialize.cpp, then this size");
+static_assert(sizeof(Attrs) == 152, "Attrs changed: update ir/serialize.cpp, then this size");
+static_assert(sizeof(Op) == 248, "Op changed: update ir/serialize.cpp, then this size");
 static_assert(sizeof(Param) == 64, "Param changed: update ir/serialize.cpp, then this size");
 static_assert(sizeof(Function) == 184, "Function changed: update ir/serialize.cpp, then this size");
 #endif
@@ -77,7 +77,10 @@ class Writer {
     put<uint8_t>(a.padded);
     put<uint8_t>(a.exclusive);
     put<uint8_t>(a.at_element);
+    put(a.start);
+    put(a.length);
     put(a.dtype);
+    put<uint8_t>(a.tf32);
     str(a.text);
   }
   void block(const Block& b) {
@@ -172,7 +175,10 @@ class Reader {
     a.padded = get<uint8_t>() != 0;
     a.exclusive = get<uint8_t>() != 0;
     a.at_element = get<uint8_t>() != 0;
+    a.start = get<int64_t>();
+    a.length = get<int64_t>();
     a.dtype = dtype();
+    a.tf32 = get<uint8_t>() != 0;
     a.text = str();
     return a;
   }

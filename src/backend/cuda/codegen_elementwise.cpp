@@ -26,7 +26,7 @@ std::string math(DType t, DType rt, const char* f32, const char* f64, const std:
 std::string fast_unary(OpKind k, DType t, DType rt, const std::string& x) {
   if (!is_float32_math(t)) return {};
   if (k == OpKind::Exp) return round_to(rt, "tsr_exp_fast(" + x + ")");  // ex2.approx.ftz
-  if (k == OpKind::Log) return round_to(rt, "__logf(" + x + ")");  // lg2.approx(x) * ln 2
+  if (k == OpKind::Log) return round_to(rt, "__logf(" + x + ")");        // lg2.approx(x) * ln 2
   if (k == OpKind::Rsqrt) return round_to(rt, "rsqrtf(" + x + ")");
   if (k == OpKind::Sin) return round_to(rt, "__sinf(" + x + ")");
   if (k == OpKind::Cos) return round_to(rt, "__cosf(" + x + ")");
@@ -172,11 +172,13 @@ std::string Emitter::element_expr(const ir::Op& op, const std::vector<std::strin
     case ir::OpClass::Broadcast:
     case ir::OpClass::Reshape:
     case ir::OpClass::Permute:
+    case ir::OpClass::Slice:
     case ir::OpClass::Reduce:
     case ir::OpClass::ArgReduce:
     case ir::OpClass::Scan:
     case ir::OpClass::Mma:
     case ir::OpClass::Load:
+    case ir::OpClass::Gather:
     case ir::OpClass::Store:
     case ir::OpClass::For:
     case ir::OpClass::If:
