@@ -198,6 +198,7 @@ class Emitter {
   void reduce(const ir::Op& op);  // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
+  void sort(const ir::Op& op);    // codegen_sort.cpp
   void mma(const ir::Op& op);     // codegen_mma.cpp
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
