@@ -7,6 +7,14 @@
 //
 //   gemm                       the default shapes (bench/torch_reference.py --gemm times torch's)
 //   gemm M N K [M N K ...]     these shapes
+//   gemm --tune [M N K ...]    also a row for the autotuned GEMM (tessera/tune.hpp: the first
+//                              launch of each shape bucket times six tile shapes and keeps the
+//                              fastest; TESSERA_LOG=tune prints each one's time)
+//
+// With TESSERA_TARGET_ARCH=sm_80 (or sm_86, sm_89) the kernels are compiled for that Ampere
+// architecture and run as PTX that the driver compiles for the GPU: the Ampere lowering (cp.async
+// ring + ldmatrix + mma.sync), timed on a Hopper GPU beside cuBLAS. Ampere code also gets rows at
+// 128x128x32 tiles (four warps of 64x64, four 16 KB stages), the shape Ampere GEMMs often take.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -17,6 +25,7 @@
 #include <vector>
 
 #include <tessera/tessera.hpp>
+#include <tessera/tune.hpp>
 
 #include "launch_ring.hpp"
 
@@ -115,8 +124,45 @@ void row(const std::string& name, Shape3 s, double ms) {
   std::fflush(stdout);
 }
 
+// The GEMM's candidates for the Hopper pipeline (wgmma is 64 rows per consumer warpgroup, B in
+// 64-column strips up to 256): large tiles for large shapes, narrower ones for ragged and skinny
+// shapes, whose last wave of tiles would leave many SMs idle.
+template <class T>
+const auto& tuned_gemm() {
+  static const auto tuner =
+      tune::candidates(std::string("bench.gemm.") + (std::is_same_v<T, half> ? "f16" : "bf16"),
+                       tune::config("128x256x64", gemm<T, 128, 256, 64>, {128, 256}),
+                       tune::config("128x192x64", gemm<T, 128, 192, 64>, {128, 192}),
+                       tune::config("128x128x64", gemm<T, 128, 128, 64>, {128, 128}),
+                       tune::config("64x256x64", gemm<T, 64, 256, 64>, {64, 256}),
+                       tune::config("128x64x64", gemm<T, 128, 64, 64>, {128, 64}),
+                       tune::config("64x128x64", gemm<T, 64, 128, 64>, {64, 128}));
+  return tuner;
+}
+
+// The tuned GEMM's row: the first call tunes (or reads the winner from the JIT cache folder);
+// the row times the tuned call itself, winner lookup included.
+template <class T>
+bool bench_tuned(const char* tag, Shape3 s, const Tensor<T>& a, const Tensor<T>& b,
+                 const std::vector<T>& ha, const std::vector<T>& hb, int iterations) {
+  const auto t0 = Clock::now();
+  auto [c, a1, b1] = tuned_gemm<T>()(zeros<T>({s.m, s.n}), a, b).sync();
+  const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  const Shape tile = c.tile_shape();
+  const bool ok = check(("tuned gemm " + std::string(tag)).c_str(),
+                        std::move(c).unpartition().to_vector(), ha, hb, nullptr, s);
+  const std::string name = std::string("tessera gemm tuned ") + tag + " " + std::to_string(s.m) +
+                           "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " (" +
+                           std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + ")";
+  row(name, s, time_ring<T>(s, {tile[0], tile[1]}, iterations, [&](Partition<T, 2> out) {
+        return tuned_gemm<T>()(std::move(out).unpartition(), a, b);
+      }));
+  std::printf("%-44s first call %.0f ms (tuning, or reading the stored winner)\n", "", first_ms);
+  return ok;
+}
+
 template <class T, int BM, int BN, int BK>
-bool bench(const char* tag, Shape3 s) {
+bool bench(const char* tag, Shape3 s, bool tuned) {
   const std::vector<T> ha = random_values<T>(s.m * s.k, 1), hb = random_values<T>(s.k * s.n, 2);
   std::vector<float> hbias = random_values<float>(s.n, 3);
   const auto a = from_host<T>(ha, {s.m, s.k});
@@ -145,6 +191,7 @@ bool bench(const char* tag, Shape3 s) {
       time_ring<T>(s, tile, iterations, [&](Partition<T, 2> out) {
         return gemm_bias_relu<T, BM, BN, BK>(std::move(out), a, b, bias);
       }));
+  if (tuned) ok &= bench_tuned<T>(tag, s, a, b, ha, hb, iterations);
   return ok;
 }
 
@@ -152,21 +199,35 @@ bool bench(const char* tag, Shape3 s) {
 
 int main(int argc, char** argv) {
   std::vector<Shape3> shapes;
-  for (int i = 1; i + 2 < argc; i += 3)
-    shapes.push_back({std::atoll(argv[i]), std::atoll(argv[i + 1]), std::atoll(argv[i + 2])});
+  bool tuned = false;
+  std::vector<const char*> numbers;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--tune")
+      tuned = true;
+    else
+      numbers.push_back(argv[i]);
+  for (size_t i = 0; i + 2 < numbers.size(); i += 3)
+    shapes.push_back(
+        {std::atoll(numbers[i]), std::atoll(numbers[i + 1]), std::atoll(numbers[i + 2])});
   if (shapes.empty())
     shapes = {{4096, 4096, 4096},  {8192, 8192, 8192}, {8192, 8192, 1024},
               {4096, 14336, 4096}, {16, 14336, 4096},  {4000, 3000, 2000}};
-  std::printf("# tessera gemm on %s (tiles 128x256x64; M=16: 64x128x64)\n",
-              default_device().str().c_str());
+  const char* target = std::getenv("TESSERA_TARGET_ARCH");
+  const bool ampere = target && std::string(target).rfind("sm_8", 0) == 0;
+  std::printf("# tessera gemm on %s%s%s (tiles 128x256x64; M=16: 64x128x64)\n",
+              default_device().str().c_str(), ampere ? ", code for " : "", ampere ? target : "");
   bool ok = true;
   for (const Shape3& s : shapes) {
     if (s.m <= 64) {
-      ok &= bench<half, 64, 128, 64>("f16", s);
-      ok &= bench<bfloat16, 64, 128, 64>("bf16", s);
+      ok &= bench<half, 64, 128, 64>("f16", s, tuned);
+      ok &= bench<bfloat16, 64, 128, 64>("bf16", s, tuned);
     } else {
-      ok &= bench<half, 128, 256, 64>("f16", s);
-      ok &= bench<bfloat16, 128, 256, 64>("bf16", s);
+      ok &= bench<half, 128, 256, 64>("f16", s, tuned);
+      ok &= bench<bfloat16, 128, 256, 64>("bf16", s, tuned);
+      if (ampere) {
+        ok &= bench<half, 128, 128, 32>("f16 (tile 128x128x32)", s, false);
+        ok &= bench<bfloat16, 128, 128, 32>("bf16 (tile 128x128x32)", s, false);
+      }
     }
   }
   return ok ? 0 : 1;

@@ -1,6 +1,10 @@
 // Launch overhead on the GPU: a kernel that adds 1 to 1024 floats, launched and waited for one at
 // a time, and launched back to back (a few in flight), through Tessera's safe path and through the
 // CUDA driver directly (cuLaunchKernel of the same work compiled by NVRTC, cuStreamSynchronize).
+// Then, each beside its raw twin: a chain of 8 dependent kernels with one wait; the same 8 as a
+// graph (Tessera's capture()/replay() beside a CUDA graph captured from the raw launches),
+// replayed back to back; and two kernels that each fill half the multiprocessors, on one stream
+// and on two (how much the second stream overlaps them).
 // Prints microseconds per kernel, the median of rounds, and the ratio to the raw launch (target
 // in DESIGN.md: the safe sync path at most 1.2x the raw one).
 //
@@ -9,8 +13,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
+#include <tessera/runtime/graph.hpp>
+#include <tessera/runtime/stream.hpp>
 #include <tessera/tessera.hpp>
 
 #include "tessera/backend/cuda/driver.hpp"
@@ -27,6 +34,12 @@ namespace cuda = tessera::backend::cuda;
 
 TESSERA_KERNEL(add_one, Out<float> z, In<float> x) {
   z.store(load_like(x, z) + 1.0f);
+};
+// A long dependent chain per element: a block that stays on its multiprocessor a while.
+TESSERA_KERNEL(spin, Out<float> z, In<float> x, Scalar<int32_t> n) {
+  Tile<float> acc = load_like(x, z);
+  for_range(0, n, [&](Index) { acc = acc * 0.999f + 1.0f; });
+  z.store(acc);
 };
 
 namespace {
@@ -54,7 +67,19 @@ const char* kRawSource = R"(
 extern "C" __global__ void add_one_raw(float* z, const float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) z[i] = x[i] + 1.0f;
+}
+extern "C" __global__ void spin_raw(float* z, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = x[i];
+  for (int k = 0; k < n; ++k) acc = acc * 0.999f + 1.0f;
+  z[i] = acc;
 })";
+
+// The 8 kernels of a chain per graph, and graphs replayed back to back per wait.
+constexpr int kGraphKernels = 8;
+constexpr int kReplaysPerWait = 16;
+// Iterations of spin: tens of microseconds per kernel, far above the cost of issuing it.
+constexpr int kSpin = 20000;
 
 }  // namespace
 
@@ -74,6 +99,8 @@ int main(int argc, char** argv) {
       cuda::compile_cuda(kRawSource, "add_one_raw", runtime::gpu_arch(gpu));
   const cuda::LoadedKernel raw =
       cuda::load_kernel(ctx, compiled.cubin, "add_one_raw", "add_one_raw", 0);
+  const cuda::LoadedKernel raw_spin =
+      cuda::load_kernel(ctx, compiled.cubin, "spin_raw", "spin_raw", 0);
   void* z_raw = runtime::gpu_allocate(gpu, kN * sizeof(float));
   void* x_raw = runtime::gpu_allocate(gpu, kN * sizeof(float));
   runtime::gpu_synchronize(gpu);
@@ -154,6 +181,94 @@ int main(int argc, char** argv) {
                   }) /
       kChain;
 
+  // Graphs: the same 8 ping-pong kernels, captured once. Raw: a CUDA graph captured from the 8
+  // raw launches on a stream of its own, cuGraphLaunch'ed back to back.
+  CUstream capture_stream = nullptr;
+  TESSERA_CU(cuStreamCreate, &capture_stream, CU_STREAM_NON_BLOCKING);
+  TESSERA_CU(cuStreamBeginCapture, capture_stream, CU_STREAM_CAPTURE_MODE_RELAXED);
+  for (int i = 0; i < kGraphKernels; ++i) {
+    void* ping[] = {i % 2 ? &xp : &zp, i % 2 ? &zp : &xp, &n};
+    TESSERA_CU(cuLaunchKernel, raw.function, 1, 1, 1, 1024, 1, 1, 0, capture_stream, ping, nullptr);
+  }
+  CUgraph raw_graph = nullptr;
+  CUgraphExec raw_exec = nullptr;
+  TESSERA_CU(cuStreamEndCapture, capture_stream, &raw_graph);
+  TESSERA_CU(cuGraphInstantiateWithFlags, &raw_exec, raw_graph, 0);
+  const double raw_graph_us = us_per_call(calls / (kGraphKernels * kReplaysPerWait) + 1,
+                                          [&] {
+                                            for (int r = 0; r < kReplaysPerWait; ++r)
+                                              TESSERA_CU(cuGraphLaunch, raw_exec, ctx.stream());
+                                            TESSERA_CU(cuStreamSynchronize, ctx.stream());
+                                          }) /
+                              (kGraphKernels * kReplaysPerWait);
+  Graph chain8 = capture("chain of 8", [&] {
+    for (int i = 0; i < kGraphKernels; ++i) {
+      auto f = add_one(std::move(spare), cur);
+      cur = Tensor<float, 1>();
+      auto [out, in] = std::move(f).sync();  // recorded, not run: returns at once
+      spare = std::move(in).partition({kN});
+      cur = std::move(out).unpartition();
+    }
+  });
+  const double safe_graph_us = us_per_call(calls / (kGraphKernels * kReplaysPerWait) + 1,
+                                           [&] {
+                                             for (int r = 0; r + 1 < kReplaysPerWait; ++r)
+                                               chain8.replay();
+                                             chain8.replay().sync();
+                                           }) /
+                               (kGraphKernels * kReplaysPerWait);
+  if (cur.to_vector()[0] < 2.0f) {
+    std::fprintf(stderr, "launch: the graph's replays did not run\n");
+    return 1;
+  }
+
+  // Two kernels of half the multiprocessors each, on one stream and on two: per pair.
+  const int half = std::max(1, ctx.props().multiprocessors / 2);
+  const int64_t spin_n = int64_t{half} * 1024;
+  void* spin_a = runtime::gpu_allocate(gpu, spin_n * sizeof(float));
+  void* spin_b = runtime::gpu_allocate(gpu, spin_n * sizeof(float));
+  void* spin_x = runtime::gpu_allocate(gpu, spin_n * sizeof(float));
+  runtime::gpu_synchronize(gpu);
+  CUstream raw_side = nullptr;
+  TESSERA_CU(cuStreamCreate, &raw_side, CU_STREAM_NON_BLOCKING);
+  CUdeviceptr sa = reinterpret_cast<CUdeviceptr>(spin_a),
+              sb = reinterpret_cast<CUdeviceptr>(spin_b),
+              sx = reinterpret_cast<CUdeviceptr>(spin_x);
+  TESSERA_CU(cuMemsetD32Async, sx, 0, static_cast<size_t>(spin_n), ctx.stream());
+  int iterations = kSpin;
+  void* spin_a_params[] = {&sa, &sx, &iterations};
+  void* spin_b_params[] = {&sb, &sx, &iterations};
+  auto raw_pair = [&](CUstream second) {
+    TESSERA_CU(cuLaunchKernel, raw_spin.function, static_cast<unsigned>(half), 1, 1, 1024, 1, 1, 0,
+               ctx.stream(), spin_a_params, nullptr);
+    TESSERA_CU(cuLaunchKernel, raw_spin.function, static_cast<unsigned>(half), 1, 1, 1024, 1, 1, 0,
+               second, spin_b_params, nullptr);
+    TESSERA_CU(cuStreamSynchronize, ctx.stream());
+    TESSERA_CU(cuStreamSynchronize, second);
+  };
+  const int pairs = std::max(5, calls / 100);
+  const double raw_one_stream = us_per_call(pairs, [&] { raw_pair(ctx.stream()); });
+  const double raw_two_streams = us_per_call(pairs, [&] { raw_pair(raw_side); });
+  const auto sx_t = ones<float>({spin_n}, gpu);
+  Partition<float, 1> pa = zeros<float>({spin_n}, gpu).partition({1024});
+  Partition<float, 1> pb = zeros<float>({spin_n}, gpu).partition({1024});
+  const Stream first(gpu), second(gpu);
+  auto safe_pair = [&](const Stream& other) {
+    std::optional<decltype(spin(std::move(pa), sx_t, kSpin))> fa, fb;
+    {
+      const StreamScope on(first);
+      fa.emplace(spin(std::move(pa), sx_t, kSpin));
+    }
+    {
+      const StreamScope on(other);
+      fb.emplace(spin(std::move(pb), sx_t, kSpin));
+    }
+    pa = std::get<0>(std::move(*fa).sync());
+    pb = std::get<0>(std::move(*fb).sync());
+  };
+  const double safe_one_stream = us_per_call(pairs, [&] { safe_pair(first); });
+  const double safe_two_streams = us_per_call(pairs, [&] { safe_pair(second); });
+
   std::printf("%-40s %10.2f us\n", "raw launch + sync", raw_sync);
   std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera launch + sync", safe_sync,
               safe_sync / raw_sync);
@@ -170,6 +285,22 @@ int main(int argc, char** argv) {
   std::printf("%-40s %10.2f us\n", "raw chain of 8, one sync (per kernel)", raw_chain);
   std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera chain of 8, one sync (per kernel)",
               safe_chain, safe_chain / raw_chain);
+  std::printf("%-40s %10.2f us\n", "raw graph of 8, replayed (per kernel)", raw_graph_us);
+  std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera graph of 8, replayed (per kernel)",
+              safe_graph_us, safe_graph_us / raw_graph_us);
+  std::printf("%-40s %10.2f us one stream, %.2f us two (overlap %.2fx)\n",
+              "raw 2 kernels of half the SMs (per pair)", raw_one_stream, raw_two_streams,
+              raw_one_stream / raw_two_streams);
+  std::printf("%-40s %10.2f us one stream, %.2f us two (overlap %.2fx)\n",
+              "tessera 2 kernels of half the SMs", safe_one_stream, safe_two_streams,
+              safe_one_stream / safe_two_streams);
+  TESSERA_CU(cuGraphExecDestroy, raw_exec);
+  TESSERA_CU(cuGraphDestroy, raw_graph);
+  TESSERA_CU(cuStreamDestroy, capture_stream);
+  TESSERA_CU(cuStreamDestroy, raw_side);
+  runtime::gpu_free(gpu, spin_a);
+  runtime::gpu_free(gpu, spin_b);
+  runtime::gpu_free(gpu, spin_x);
   runtime::gpu_free(gpu, z_raw);
   runtime::gpu_free(gpu, x_raw);
   return 0;

@@ -1,5 +1,6 @@
 """Reference timings on the same GPU, in the same run as Tessera's: PyTorch eager and a Triton
-fused softmax. Prints one table row per workload: name, milliseconds (median), GB/s.
+fused softmax (--gemm: cuBLAS; --attention: SDPA's cuDNN and flash backends). Prints one table row
+per workload: name, milliseconds (median), GB/s (TFLOP/s for --gemm and --attention).
 
 Bytes are counted as each input read once plus each output written once (METHOD.md)."""
 import argparse
@@ -206,11 +207,50 @@ def bench_gemm(shapes):
                                 return_mode="median"), flop)
 
 
+ATTENTION_SHAPES = [(4, 32, 4096, 128)]
+
+
+def bench_attention(shapes):
+    """bench/attention's workloads: scaled_dot_product_attention forced to the cuDNN backend and
+    to the flash backend (FlashAttention-2), f16 and bf16, causal and not. The tensors have
+    bench/attention's memory layout ([B, L, H, D], viewed as SDPA's [B, H, L, D]). FLOPs:
+    4*B*H*L*L*D, halved for causal. The cuDNN result is checked against the flash one."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    backends = (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION))
+    for b, h, l, d in shapes:
+        for dtype, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            q, k, v = ((torch.rand(b, l, h, d, device="cuda", dtype=dtype) * 2 - 1).transpose(1, 2)
+                       for _ in range(3))
+            for causal in (False, True):
+                flop = 4 * b * h * l * l * d / (2 if causal else 1)
+                outs = {}
+                for name, backend in backends:
+                    try:
+                        with sdpa_kernel(backend):
+                            fn = lambda: sdpa(q, k, v, is_causal=causal)
+                            outs[name] = fn()
+                            ms = do_bench(fn, warmup=25, rep=200, return_mode="median")
+                    except RuntimeError as e:
+                        print(f"# torch sdpa {name}: unavailable ({str(e).splitlines()[0]})",
+                              flush=True)
+                        continue
+                    tflops_row(f"torch sdpa {name} {tag}{' causal' if causal else ''} "
+                               f"B{b} H{h} L{l} D{d}", ms, flop)
+                if len(outs) == 2:
+                    ref = outs["flash"].float()
+                    err = ((outs["cudnn"].float() - ref).norm() / ref.norm()).item()
+                    if not err < 1e-2:
+                        print(f"sdpa cudnn and flash disagree: rel err {err}", file=sys.stderr)
+                        sys.exit(1)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--log2n", type=int, default=28)
     p.add_argument("--gemm", action="store_true", help="only the GEMM rows")
     p.add_argument("--rowwise", action="store_true", help="only bench/rowwise's rows")
+    p.add_argument("--attention", action="store_true", help="only bench/attention's rows")
     args = p.parse_args()
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{triton.__version__ if triton else 'absent'}")
@@ -219,6 +259,9 @@ def main():
         return
     if args.rowwise:
         bench_rowwise(ROWWISE_SHAPES)
+        return
+    if args.attention:
+        bench_attention(ATTENTION_SHAPES)
         return
     bench_elementwise(1 << args.log2n)
     bench_softmax([(8192, 8192), (32768, 4096)])

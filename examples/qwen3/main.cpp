@@ -1,12 +1,26 @@
-// A Qwen3-architecture decoder on Tessera's kernel library, checked against a double-precision
-// reference of the same model: the tiny configuration (Config::tiny) with random weights from a
-// fixed seed, in f32 and in bf16. Prefill of a 10-token prompt, then 8 greedy decode steps; the
-// logits of every prefill position and of every decode step must match the reference's (which
-// recomputes the whole sequence each step, with no cache) within a bound stated per dtype.
+// A Qwen3-architecture decoder on Tessera's kernel library.
+//
+// With no arguments (CI, the CPU backend): the tiny configuration (Config::tiny) with random
+// weights from a fixed seed, in f32 and in bf16, checked against a double-precision reference of
+// the same model. Prefill of a 10-token prompt, then 8 greedy decode steps; the logits of every
+// prefill position and of every decode step must match the reference's (which recomputes the whole
+// sequence each step, with no cache) within a bound stated per dtype.
+//
+// With a model directory (config.json + model.safetensors, as scripts/qwen3_weights.py writes):
+//   qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]
+//       the engine in f32 and bf16 against Hugging Face transformers' Qwen3 (logits written by
+//       scripts/qwen3_reference.py): prefill and every decode step within the stated bounds.
+//   qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]
+//       prefill and decode speed in bf16, and each decode step's fraction of the roofline.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
 #include <string>
 
+#include "bench.hpp"
+#include "checkpoint.hpp"
+#include "hf_check.hpp"
 #include "model.hpp"
 
 using namespace tessera;
@@ -69,9 +83,52 @@ bool run(const char* name, double bound) {
   return ok;
 }
 
-}  // namespace
+// The f32 engine against transformers in f32: f32 arithmetic in both, summed in different orders
+// through every layer. bf16: every kernel rounds its result to bf16, as transformers' own bf16 run
+// does; the bound is four times the largest deviation of transformers' bf16 run from its f32 run
+// over the same tokens (no less than 2e-2), or 1e-1 when that run is not given.
+constexpr double kHfBoundF32 = 1e-3;
 
-int main() {
+int run_model(const std::string& dir, const std::string& ref_f32, const std::string& ref_bf16,
+              bool bench, qwen3::BenchOptions options) {
+  const int64_t context = bench ? options.prompt + options.steps + 8 : 4096;
+  const qwen3::Config c = qwen3::read_config(dir, context);
+  std::printf("qwen3: %s: %lld layers, hidden %lld, %lld/%lld heads of %lld, vocab %lld, on %s\n",
+              dir.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
+              static_cast<long long>(c.heads), static_cast<long long>(c.kv_heads),
+              static_cast<long long>(c.head_dim), static_cast<long long>(c.vocab),
+              default_device().str().c_str());
+  const qwen3::HostWeights w = qwen3::read_weights(dir, c);
+  if (bench) {
+    qwen3::bench<bfloat16>("bf16", c, w, options);
+    return 0;
+  }
+  const qwen3::HfLogits want = qwen3::HfLogits::read(ref_f32);
+  double bf16_bound = 1e-1;
+  if (!ref_bf16.empty()) {
+    const double hf_bf16 = qwen3::hf_relative_error(qwen3::HfLogits::read(ref_bf16), want);
+    bf16_bound = std::max(2e-2, 4 * hf_bf16);
+    std::printf("qwen3: transformers in bf16 is within %.2e of transformers in f32 (same tokens)\n",
+                hf_bf16);
+  }
+  const bool f32_ok = qwen3::check_against_hf<float>("f32", c, w, want, kHfBoundF32);
+  const bool bf16_ok = qwen3::check_against_hf<bfloat16>("bf16", c, w, want, bf16_bound);
+  const bool ok = f32_ok && bf16_ok;
+  std::printf("qwen3: %s\n",
+              ok ? "ok: logits match transformers'" : "logits differ from transformers'");
+  return ok ? 0 : 1;
+}
+
+int usage() {
+  std::fprintf(
+      stderr,
+      "usage: qwen3_tiny                        (the tiny configuration, CI)\n"
+      "       qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]\n"
+      "       qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]\n");
+  return 2;
+}
+
+int run_tiny() {
   std::printf("qwen3: the tiny configuration, random weights (seed %llu), on %s\n",
               static_cast<unsigned long long>(kSeed), default_device().str().c_str());
   // f32: roundings of f32 arithmetic through 2 layers. bf16: every kernel rounds its result to
@@ -81,4 +138,41 @@ int main() {
   const bool ok = f32_ok && bf16_ok;
   std::printf("qwen3: %s\n", ok ? "ok" : "logits differ from the reference");
   return ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string dir, ref_f32, ref_bf16;
+  bool bench = false;
+  qwen3::BenchOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--bench") {
+      bench = true;
+    } else if (a == "--model" && has_value) {
+      dir = argv[++i];
+    } else if (a == "--reference" && has_value) {
+      ref_f32 = argv[++i];
+    } else if (a == "--reference-bf16" && has_value) {
+      ref_bf16 = argv[++i];
+    } else if (a == "--prompt" && has_value) {
+      options.prompt = std::atoll(argv[++i]);
+    } else if (a == "--steps" && has_value) {
+      options.steps = std::atoll(argv[++i]);
+    } else if (a == "--bandwidth" && has_value) {
+      options.bandwidth_gbs = std::atof(argv[++i]);
+    } else {
+      return usage();
+    }
+  }
+  if (dir.empty()) return argc == 1 ? run_tiny() : usage();
+  if (!bench && ref_f32.empty()) return usage();
+  try {
+    return run_model(dir, ref_f32, ref_bf16, bench, options);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qwen3: %s\n", e.what());
+    return 1;
+  }
 }

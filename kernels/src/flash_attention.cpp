@@ -2,7 +2,14 @@
 // head) and walks the key tiles with a loop-carried online softmax (running max m, running sum l,
 // unnormalized output acc), rescaling what it has when the max grows. A causal block stops at the
 // last key tile its queries can see.
+//
+// On sm_90a the CUDA backend recognizes this loop (backend/cuda/attention_pipeline.hpp) and
+// lowers it as FlashAttention-3 does: TMA copies of Q, K and V, wgmma for both products, the
+// softmax in the accumulators' registers. Its tiles: 128 queries (two consumer warpgroups) by
+// 128 keys for f16/bf16 with head dimensions up to 128; 64 by 64 otherwise (f32, which has no
+// tensor-core path, and wider heads, whose accumulators would not fit the registers).
 #include <cmath>
+#include <type_traits>
 
 #include "host.hpp"
 #include "tessera/kernels/attention.hpp"
@@ -11,8 +18,6 @@ namespace tessera::kernels {
 namespace {
 
 using namespace tessera::tile;
-
-constexpr int BM = 64, BN = 64;
 
 // The [rows, D] tile of x ([B, L, H, D], or [L, H, D] for a batch of one) at batch b, row tile i
 // (of `rows` positions) and head h.
@@ -23,8 +28,12 @@ Tile<T> head_rows(const In<T>& x, const Index& b, const Index& i, const Index& h
   return load(x, {i, h, 0}, {rows, 1, dim}).reshape({rows, dim});
 }
 
-template <Element T, bool Causal>
+template <Element T, bool Causal, int BM, int BN>
 TESSERA_KERNEL(flash_attention_fwd, Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<float> scale) {
+  // exp as ex2.approx on the GPU (docs/dsl.md "Numerics"): its error is far below the rounding of
+  // the probabilities to T, and an exact expf would cost the multiprocessor's special-function
+  // units several times over (BM * BN of them per key tile).
+  numerics(Numerics::fast);
   const int r = o.rank();  // 4: [B, L, H, D]; 3: [L, H, D]
   const int64_t dim = o.shape()[r - 1];
   const Index b = r == 4 ? tile_index(0) : Index::zeros({});
@@ -98,14 +107,20 @@ Tensor<T, R> flash_attention(const Tensor<T, R>& q, const Tensor<T, R>& k, const
   const int64_t dim = q.dim(R - 1);
   const float scale =
       options.scale.value_or(static_cast<float>(1.0 / std::sqrt(static_cast<double>(dim))));
-  Shape tile{BM, 1, dim};
-  if (R == 4) tile.insert(tile.begin(), 1);
-  auto o = detail::new_tensor<T, R>(q.shape(), q.device(), l).partition(tile);
-  auto run = [&](auto kernel) {
+  auto run = [&](auto kernel, int64_t bm) {
+    Shape tile{bm, 1, dim};
+    if (R == 4) tile.insert(tile.begin(), 1);
+    auto o = detail::new_tensor<T, R>(q.shape(), q.device(), l).partition(tile);
     auto [o1, q1, k1, v1, s1] = kernel(std::move(o), q, k, v, scale).sync();
     return Tensor<T, R>(std::move(o1).unpartition());
   };
-  return options.causal ? run(flash_attention_fwd<T, true>) : run(flash_attention_fwd<T, false>);
+  if constexpr (!std::is_same_v<T, float>) {
+    if (dim <= 128)
+      return options.causal ? run(flash_attention_fwd<T, true, 128, 128>, 128)
+                            : run(flash_attention_fwd<T, false, 128, 128>, 128);
+  }
+  return options.causal ? run(flash_attention_fwd<T, true, 64, 64>, 64)
+                        : run(flash_attention_fwd<T, false, 64, 64>, 64);
 }
 
 #define TESSERA_FLASH_ATTENTION(T, R)                                                 \

@@ -1,8 +1,13 @@
 // GEMM with fused epilogues: each block owns a BM x BN tile of c and loops over the K tiles with a
 // loop-carried f32 accumulator (the loop the CUDA backend pipelines); the epilogue runs on the
 // accumulator before the one store. Whether there is a bias or a residual changes the kernel's
-// parameters, so each combination is its own kernel over one shared body.
+// parameters, so each combination is its own kernel over one shared body. The tile shape is
+// chosen per (GPU architecture, dtypes, shape bucket) by the autotuner (tessera/tune.hpp) among
+// a few candidates; on the CPU backend the first candidate runs, untimed.
 #include <cmath>
+#include <string>
+
+#include <tessera/tune.hpp>
 
 #include "host.hpp"
 #include "tessera/kernels/gemm.hpp"
@@ -12,10 +17,8 @@ namespace {
 
 using namespace tessera::tile;
 
-constexpr int BM = 64, BN = 64, BK = 32;
-
 // a @ b for this block's [BM, BN] tile of the output, in f32.
-template <Element T>
+template <int BM, int BN, int BK, Element T>
 Tile<float> product(const In<T, 2>& a, const In<T, 2>& b) {
   const Index i = tile_index(0), j = tile_index(1);
   Tile<float> acc = Tile<float>::zeros({BM, BN});
@@ -38,34 +41,67 @@ Tile<float> activate(const Tile<float>& x) {
     return x;
 }
 
-template <Element T>
+template <int BN, Element T>
 Tile<float> bias_row(const In<T, 1>& bias) {
   return load(bias, {tile_index(1)}, {BN}).template cast<float>().reshape({1, BN});
 }
 
-template <Element T, Activation Act>
+template <Element T, Activation Act, int BM, int BN, int BK>
 TESSERA_KERNEL(gemm_plain, Out<T, 2> c, In<T, 2> a, In<T, 2> b) {
-  c.store(activate<Act>(product(a, b)).template cast<T>());
+  c.store(activate<Act>(product<BM, BN, BK>(a, b)).template cast<T>());
 };
 
-template <Element T, Activation Act>
+template <Element T, Activation Act, int BM, int BN, int BK>
 TESSERA_KERNEL(gemm_bias, Out<T, 2> c, In<T, 2> a, In<T, 2> b, In<T, 1> bias) {
-  c.store(activate<Act>(product(a, b) + bias_row(bias)).template cast<T>());
+  c.store(activate<Act>(product<BM, BN, BK>(a, b) + bias_row<BN>(bias)).template cast<T>());
 };
 
-template <Element T, Activation Act>
+template <Element T, Activation Act, int BM, int BN, int BK>
 TESSERA_KERNEL(gemm_residual, Out<T, 2> c, In<T, 2> a, In<T, 2> b, In<T, 2> residual) {
-  c.store((activate<Act>(product(a, b)) + load_like(residual, c).template cast<float>())
+  c.store((activate<Act>(product<BM, BN, BK>(a, b)) + load_like(residual, c).template cast<float>())
               .template cast<T>());
 };
 
-template <Element T, Activation Act>
+template <Element T, Activation Act, int BM, int BN, int BK>
 TESSERA_KERNEL(gemm_bias_residual, Out<T, 2> c, In<T, 2> a, In<T, 2> b, In<T, 1> bias,
                In<T, 2> residual) {
-  c.store((activate<Act>(product(a, b) + bias_row(bias)) +
+  c.store((activate<Act>(product<BM, BN, BK>(a, b) + bias_row<BN>(bias)) +
            load_like(residual, c).template cast<float>())
               .template cast<T>());
 };
+
+// The candidates of each GEMM kernel: today's one tile (first: what the CPU backend runs), and
+// the larger tiles the Hopper pipeline (wgmma, TMA) runs fastest at large sizes. A candidate the
+// GPU cannot build (f32 operands at 128x256x64 need more shared memory than a block has) is
+// skipped by the tuner.
+std::string tuner_name(const char* kernel, Activation act) {
+  static constexpr const char* kActs[] = {"none", "relu", "silu", "gelu_tanh"};
+  return std::string("kernels.") + kernel + "." + kActs[static_cast<int>(act)];
+}
+tune::Options tuning() {
+  tune::Options o;
+  o.time_on_cpu = false;  // the interpreter's times say nothing about a GPU's
+  return o;
+}
+#define TESSERA_GEMM_TUNER(kernel)                                                             \
+  template <Element T, Activation Act>                                                         \
+  const auto& kernel##_tuned() {                                                               \
+    static const auto tuner =                                                                  \
+        tune::candidates(tuner_name(#kernel, Act),                                             \
+                         tune::config("64x64x32", kernel<T, Act, 64, 64, 32>, {64, 64}),       \
+                         tune::config("128x128x32", kernel<T, Act, 128, 128, 32>, {128, 128}), \
+                         tune::config("128x256x64", kernel<T, Act, 128, 256, 64>, {128, 256})) \
+            .with_options(tuning());                                                           \
+    return tuner;                                                                              \
+  }
+TESSERA_GEMM_TUNER(gemm_plain)
+TESSERA_GEMM_TUNER(gemm_bias)
+TESSERA_GEMM_TUNER(gemm_residual)
+TESSERA_GEMM_TUNER(gemm_bias_residual)
+#undef TESSERA_GEMM_TUNER
+
+// gemm_swiglu keeps one tile: two accumulators are twice the registers of one.
+constexpr int BM = 64, BN = 64, BK = 32;
 
 template <Element T>
 TESSERA_KERNEL(gemm_swiglu_tiles, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
@@ -99,21 +135,21 @@ Partition<T, 2> new_output(int64_t m, int64_t n, Device device, SourceLoc l) {
 template <Element T, Activation Act>
 Tensor<T, 2> run_gemm(const Tensor<T, 2>& a, const Tensor<T, 2>& b, const Epilogue<T>& e,
                       SourceLoc l) {
-  auto c = new_output<T>(a.dim(0), b.dim(1), a.device(), l);
+  auto c = detail::new_tensor<T, 2>({a.dim(0), b.dim(1)}, a.device(), l);
   if (e.bias && e.residual) {
     auto [c1, a1, b1, bias1, r1] =
-        gemm_bias_residual<T, Act>(std::move(c), a, b, *e.bias, *e.residual).sync();
+        gemm_bias_residual_tuned<T, Act>()(std::move(c), a, b, *e.bias, *e.residual).sync();
     return std::move(c1).unpartition();
   }
   if (e.bias) {
-    auto [c1, a1, b1, bias1] = gemm_bias<T, Act>(std::move(c), a, b, *e.bias).sync();
+    auto [c1, a1, b1, bias1] = gemm_bias_tuned<T, Act>()(std::move(c), a, b, *e.bias).sync();
     return std::move(c1).unpartition();
   }
   if (e.residual) {
-    auto [c1, a1, b1, r1] = gemm_residual<T, Act>(std::move(c), a, b, *e.residual).sync();
+    auto [c1, a1, b1, r1] = gemm_residual_tuned<T, Act>()(std::move(c), a, b, *e.residual).sync();
     return std::move(c1).unpartition();
   }
-  auto [c1, a1, b1] = gemm_plain<T, Act>(std::move(c), a, b).sync();
+  auto [c1, a1, b1] = gemm_plain_tuned<T, Act>()(std::move(c), a, b).sync();
   return std::move(c1).unpartition();
 }
 

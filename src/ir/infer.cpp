@@ -273,6 +273,9 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (!fits)
         return bad("mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
                    " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
+      if (a.tf32 && in != DType::F32)
+        return bad("mma with Precision::tf32 rounds f32 operands to TF32, but these are ",
+                   dtype_name(in), "; drop Precision::tf32, or pass f32 tiles");
       return ok(tc);
     }
     case OpClass::Gather: {

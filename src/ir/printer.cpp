@@ -169,7 +169,12 @@ class Printer {
       case OpKind::Mul: case OpKind::Div: case OpKind::Max: case OpKind::Min:
       case OpKind::And: case OpKind::Or: case OpKind::CmpEq: case OpKind::CmpNe:
       case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe:
-      case OpKind::Select: case OpKind::Mma: case OpKind::Yield:
+      case OpKind::Mma:
+        if (!op.operands.empty()) os_ << " " << list(op.operands);
+        if (op.attrs.tf32) os_ << " tf32";
+        break;
+      case OpKind::Select:
+      case OpKind::Yield:
       case OpKind::Exp2: case OpKind::Log2: case OpKind::Log1p: case OpKind::Expm1:
       case OpKind::Erf: case OpKind::Sigmoid: case OpKind::Floor: case OpKind::Ceil:
       case OpKind::Round: case OpKind::Trunc: case OpKind::IsNan: case OpKind::IsInf:

@@ -26,11 +26,13 @@ struct Lent {
 }  // namespace
 
 TensorHandle HandleInternals::borrow(DType dtype, Shape shape, Shape strides, Device device,
-                                     void* base, size_t span_bytes, std::function<void()> release) {
+                                     void* base, size_t span_bytes, std::function<void()> release,
+                                     void* release_stream) {
   // The storage spans the bytes the view can reach (as bytes: the view's own dtype and shape are
   // set below).
   TensorHandle bytes =
       TensorHandle::wrap_unowned(DType::U8, Shape{static_cast<int64_t>(span_bytes)}, device, base);
+  bytes.storage_->release_stream_ = release_stream;
   auto lent = std::make_shared<Lent>(std::move(bytes.storage_), std::move(release));
   std::shared_ptr<Storage> shared(lent, lent->storage.get());
   return TensorHandle(std::move(shared), dtype, std::move(shape), std::move(strides), 0);

@@ -14,7 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "gpu_streams.hpp"
 #include "handle_internals.hpp"
+#include "pending_access.hpp"
 #include "tessera/core/checked.hpp"
 #include "tessera/runtime/gpu.hpp"
 
@@ -135,7 +137,8 @@ void release_export(DLManagedTensor* self) {
 
 }  // namespace
 
-TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank, SourceLoc loc) {
+TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank, SourceLoc loc,
+                                const Stream* stream) {
   if (managed == nullptr)
     fail_at<UsageError>(loc, request(dtype, rank),
                         ": the DLManagedTensor pointer is null; pass the one the producer made "
@@ -200,19 +203,37 @@ TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank,
     managed->deleter(managed);
     return same;
   }
+  if (stream && stream->device() != *device)
+    fail_at<UsageError>(loc, request(dtype, rank), ": the DLPack tensor lives on ", device->str(),
+                        " but the stream given is on ", stream->device().str(),
+                        "; pass a stream of the tensor's device");
   void* base = static_cast<std::byte*>(t.data) + t.byte_offset;
   // From here on `managed` is Tessera's: its deleter runs when the last handle is gone.
-  return HandleInternals::borrow(dtype, std::move(shape), std::move(strides), *device, base, *span,
-                                 [managed] {
-                                   if (managed->deleter) managed->deleter(managed);
-                                 });
+  return HandleInternals::borrow(
+      dtype, std::move(shape), std::move(strides), *device, base, *span,
+      [managed] {
+        if (managed->deleter) managed->deleter(managed);
+      },
+      stream && device->is_cuda() ? stream->native() : nullptr);
 }
 
-DLManagedTensor* handle_to_dlpack(const TensorHandle& h, SourceLoc loc) {
+DLManagedTensor* handle_to_dlpack(const TensorHandle& h, SourceLoc loc, const Stream* stream) {
   h.check_alive(loc);
   const Device device = h.device();
-  // The consumer may use the memory on any stream: what Tessera queued on it must be done.
-  if (device.is_cuda()) gpu_synchronize(device);
+  if (stream && stream->device() != device)
+    fail_at<UsageError>(loc, "to_dlpack: the tensor lives on ", device.str(),
+                        " but the consumer's stream is on ", stream->device().str(),
+                        "; pass a stream of the tensor's device");
+  if (device.is_cuda() && stream) {
+    // The consumer uses the memory on `stream`: that stream waits on the device for what is
+    // queued on the device's own stream (the tensor's allocation, a fill) and for the launches
+    // still using the storage; the host waits for nothing.
+    gpu_stream_wait_stream(device, stream->native(), gpu_device_stream(device));
+    PendingAccess::order_stream_after(*h.storage(), stream->native());
+  } else if (device.is_cuda()) {
+    // The consumer may use the memory on any stream: what Tessera queued on it must be done.
+    gpu_synchronize(device);
+  }
   auto out = std::make_unique<Exported>();
   out->keep = HandleInternals::copy(h);
   out->shape = h.shape();

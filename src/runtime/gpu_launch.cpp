@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "gpu_context.hpp"
+#include "gpu_kernel.hpp"
 #include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/launch.hpp"
@@ -26,22 +27,6 @@
 namespace tessera::runtime {
 
 namespace cuda = backend::cuda;
-
-class GpuKernel {
- public:
-  cuda::LoadedKernel loaded;
-  std::vector<cuda::KernelParam> params;
-  cuda::LaunchConfig config;
-  std::vector<std::pair<SourceLoc, std::string>> op_sites;
-  // A kernel with an error report writes it in its module, shared by all its launches: two of
-  // them running at once on two streams could mix their errors. So a launch of such a kernel on
-  // another stream than the one before it waits for that one, on the device.
-  mutable std::mutex order_mu;
-  mutable std::shared_ptr<Completion> last_launch;
-  mutable void* last_stream = nullptr;
-};
-
-namespace {
 
 // Reads a launch's copy of its kernel's error report (cuda::launch put it there) once the launch
 // is done, and throws the error it describes at the user's line. Each launch has its own copy,
@@ -72,6 +57,8 @@ void check_error_report(const GpuKernel& k, const void* report) {
                        ", outside the tensor's extent ", info[3],
                        "; load with padding (the default) to read past the edge");
 }
+
+namespace {
 
 // A launch's error report: device memory from the stream-ordered pool, freed behind the work
 // on the stream (so never while the launch may still write it).

@@ -16,11 +16,17 @@ class HandleInternals {
   static void* data(const TensorHandle& h) { return h.data(); }
   // One more handle to h's storage (a DLPack export holds one until its consumer lets go).
   static TensorHandle copy(const TensorHandle& h) { return h; }
+  // The storage itself, shared: a graph holds one for each storage it captures (graph.cpp).
+  static std::shared_ptr<Storage> storage(const TensorHandle& h) { return h.storage_; }
   // A handle over memory another owner lent (DLPack): `span_bytes` at `base`, viewed as `shape`
   // with `strides` (in elements, non-negative) from `base`. `release` runs once, when the last
   // handle to the storage is gone. The storage is unowned (never freed here) and not escaped.
+  // `release_stream` (a CUstream, or null): the lender reuses the memory in that stream's order,
+  // so `release` runs at once and the stream waits on the device for the launches still using it
+  // (Storage::release_stream_); null: the host waits for them first.
   static TensorHandle borrow(DType dtype, Shape shape, Shape strides, Device device, void* base,
-                             size_t span_bytes, std::function<void()> release);
+                             size_t span_bytes, std::function<void()> release,
+                             void* release_stream = nullptr);
 };
 
 }  // namespace tessera::runtime

@@ -138,6 +138,41 @@ JitCache::Blob JitCache::get(const std::string& key, std::string_view label, con
   }
 }
 
+JitCache::Blob JitCache::find(const std::string& key, std::string_view label) {
+  {
+    std::unique_lock lock(mu_);
+    if (auto it = memory_.find(key); it != memory_.end()) {
+      ++stats_.memory_hits;
+      const std::shared_future<Blob> pending = it->second;
+      lock.unlock();
+      try {
+        return pending.get();
+      } catch (...) {  // a build that failed is not a record
+        return nullptr;
+      }
+    }
+  }
+  Blob blob = load(key, label);
+  if (blob) {
+    std::promise<Blob> ready;
+    ready.set_value(blob);
+    std::lock_guard lock(mu_);
+    memory_.try_emplace(key, ready.get_future().share());
+  }
+  return blob;
+}
+
+void JitCache::put(const std::string& key, std::string_view label, std::vector<char> payload) {
+  auto blob = std::make_shared<const std::vector<char>>(std::move(payload));
+  std::promise<Blob> ready;
+  ready.set_value(blob);
+  {
+    std::lock_guard lock(mu_);
+    memory_.insert_or_assign(key, ready.get_future().share());
+  }
+  store(key, describe(label, key), *blob);
+}
+
 JitCache::Blob JitCache::load(const std::string& key, std::string_view label) {
   if (!disk_enabled()) return nullptr;
   const auto t0 = Clock::now();

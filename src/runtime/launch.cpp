@@ -19,7 +19,9 @@
 #include "tessera/tile/trace_check.hpp"
 
 #include "cpu_queue.hpp"
+#include "graph_capture.hpp"
 #include "handle_internals.hpp"
+#include "ir_cache.hpp"
 #include "pending_access.hpp"
 
 namespace tessera::runtime {
@@ -432,6 +434,8 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
     }
   }
 
+  // An output a graph holds is written only by that graph (runtime/graph.hpp).
+  graph_check_launch(site, args, call);
   clock.mark(&LaunchProfile::checks_ns);
 
   // The specialization: traced and compiled once per key. On a GPU the key also holds each
@@ -469,14 +473,21 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         spec = entry->spec;
         cached = true;
       } else {
-        // Traced twice: a body whose trace is not a function of the key is refused here.
-        auto traced = std::make_shared<const ir::Function>(
-            tile::trace_twice([&] { return trace(params()); }));
-        spec.traced = traced;
         spec.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
-        spec.kernel = compile(*traced, *device);
+        // Compiled by an earlier process of this program: read back, not traced (ir_cache.hpp).
+        const std::string stored = ir_cache::key(
+            site.identity, std::string_view(key).substr(sizeof site.identity), *device);
+        if (!stored.empty()) spec.kernel = ir_cache::find(stored, *device, *spec.label);
+        if (!spec.kernel) {
+          // Traced twice: a body whose trace is not a function of the key is refused here.
+          auto traced = std::make_shared<const ir::Function>(
+              tile::trace_twice([&] { return trace(params()); }));
+          spec.traced = traced;
+          spec.kernel = compile(*traced, *device);
+          if (!stored.empty()) ir_cache::store(stored, *spec.kernel, *spec.label);
+        }
         if (device->is_cuda()) {
           const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
           const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
@@ -489,7 +500,9 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         entry->ready = true;
       }
     }
-    if (cached && env_list_has("TESSERA_CHECK", "trace"))
+    // (A specialization read back by ir_cache has no trace to compare with; it is not read back
+    // under TESSERA_CHECK=trace.)
+    if (cached && spec.traced && env_list_has("TESSERA_CHECK", "trace"))
       tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
   }
   clock.mark(&LaunchProfile::lookup_ns);
@@ -514,15 +527,18 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
   if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  if (capturing()) checked.capture_ = capture_arguments(site, args, *device, call);
   clock.mark(&LaunchProfile::pack_ns);
   return checked;
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() const {
+  if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
   std::vector<StorageUse> uses;
   uses.reserve(uses_.size());
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
+  const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
   Predecessors before = PendingAccess::predecessors(uses);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {

@@ -4,6 +4,7 @@
 
 #include "cpu_queue.hpp"
 #include "gpu_streams.hpp"
+#include "graph_capture.hpp"
 
 #include "tessera/runtime/future.hpp"
 
@@ -56,6 +57,7 @@ void PendingAccess::record(const std::vector<StorageUse>& uses,
 }
 
 void PendingAccess::wait_for_writer(const Storage& s) {
+  graph_check_host_access(s);
   std::shared_ptr<Completion> writer;
   {
     std::lock_guard lock(s.pending_mu_);
@@ -65,6 +67,7 @@ void PendingAccess::wait_for_writer(const Storage& s) {
 }
 
 void PendingAccess::wait_for_all(const Storage& s) {
+  graph_check_host_access(s);
   std::shared_ptr<Completion> writer;
   std::vector<std::shared_ptr<Completion>> readers;
   {
@@ -78,7 +81,20 @@ void PendingAccess::wait_for_all(const Storage& s) {
   prune_readers(s.readers_);
 }
 
-void PendingAccess::release(const Storage& s, std::function<void()> free_memory) noexcept {
+void PendingAccess::order_stream_after(const Storage& s, void* stream) {
+  std::shared_ptr<Completion> writer;
+  std::vector<std::shared_ptr<Completion>> readers;
+  {
+    std::lock_guard lock(s.pending_mu_);
+    writer = s.writer_;
+    readers = s.readers_;
+  }
+  for (const std::shared_ptr<Completion>& r : readers) r->order_on(stream);
+  if (writer) writer->order_on(stream);
+}
+
+void PendingAccess::release(const Storage& s, std::function<void()> free_memory,
+                            void* order_stream) noexcept {
   // The last handle is gone, so nothing records new uses; the completions are still shared with
   // the launches' workers, which is why they are moved out rather than read in place.
   std::shared_ptr<Completion> writer = std::move(s.writer_);
@@ -89,6 +105,15 @@ void PendingAccess::release(const Storage& s, std::function<void()> free_memory)
   if (!pending) {
     if (free_memory) free_memory();
     return;
+  }
+  if (!free_memory && order_stream && s.device().is_cuda()) {
+    // Lent memory the lender reuses in `order_stream`'s order: that stream waits for the launches.
+    try {
+      for (const std::shared_ptr<Completion>& r : readers) r->order_on(order_stream);
+      if (writer) writer->order_on(order_stream);
+      return;
+    } catch (...) {  // the driver refused the wait: wait on the host instead, below
+    }
   }
   if (free_memory && s.device().is_cuda()) {
     // Freed on the device's own stream, after the launches still using the memory, waited for

@@ -55,7 +55,13 @@ class PendingAccess {
   // waiting (on the CPU by a job queued after them, on a GPU by the device's stream order), so
   // dropping a chain's intermediate results does not stall the chain. The writer's error, if
   // nobody saw it, is kept on this thread (future.hpp's lost errors). Never throws.
-  static void release(const Storage& s, std::function<void()> free_memory) noexcept;
+  // `order_stream` (lent memory only, free_memory null): the lender reuses the memory in that GPU
+  // stream's order, so instead of the host waiting, the stream waits on the device for them.
+  static void release(const Storage& s, std::function<void()> free_memory,
+                      void* order_stream = nullptr) noexcept;
+  // Makes GPU stream `stream` wait, on the device, for the storage's pending writer and readers
+  // (work queued on it next may then read or write the memory).
+  static void order_stream_after(const Storage& s, void* stream);
 };
 
 }  // namespace tessera::runtime

@@ -10,6 +10,7 @@
 #include "tessera/core/checked.hpp"
 #include "tessera/runtime/gpu.hpp"
 
+#include "graph_capture.hpp"
 #include "pending_access.hpp"
 
 namespace tessera::runtime {
@@ -70,7 +71,7 @@ Storage::~Storage() {
       return;
     }
   }
-  PendingAccess::release(*this, std::move(free_memory));
+  PendingAccess::release(*this, std::move(free_memory), release_stream_);
 }
 
 TensorHandle::TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape shape,
@@ -158,6 +159,7 @@ void* TensorHandle::data() const {
 
 void* TensorHandle::escape() const {
   void* p = data();
+  graph_check_escape(*storage_, {});
   // The caller may read or write through the pointer at once: pending launches finish first.
   PendingAccess::wait_for_all(*storage_);
   storage_->escaped_.store(true, std::memory_order_relaxed);
@@ -295,7 +297,9 @@ namespace tessera::runtime {
 
 Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc) {
   h.check_alive(loc);
-  if (h.use_count() > 1)
+  // A graph's hold is a handle too; the one of the graph being captured does not count here, so
+  // that a captured launch may write what an earlier one of the same graph used.
+  if (h.use_count() - graph_check_partition(*h.storage(), loc) > 1)
     fail_at<OwnershipError>(loc, "partition() needs the only handle to the tensor's storage, but ",
                             h.use_count(),
                             " handles share it (copies, views, or launches still reading it); "

@@ -5,6 +5,7 @@
 #include "tessera/core/error.hpp"
 #include "tessera/runtime/stream.hpp"
 
+#include "../runtime/graph_capture.hpp"
 #include "../runtime/handle_internals.hpp"
 
 namespace tessera::simt::detail {
@@ -33,6 +34,9 @@ std::vector<std::string> param_names(std::string_view params) {
 void* bind_tensor(const LaunchTarget& t, int position, const runtime::TensorHandle& h,
                   int span_rank, bool written, ArgFacts& facts, ArgRange& range) {
   const std::string p = param_text(t, position);
+  // A SIMT launch runs at once: inside capture() it would run once, never at a replay.
+  if (runtime::capturing())
+    runtime::refuse_in_capture(tessera::detail::cat("a SIMT launch of kernel '", t.kernel, "'"));
   if (h.empty())
     fail<OwnershipError>("kernel '", t.kernel, "': the tensor passed for parameter ", p,
                          " was moved from; pass a tensor that holds its storage.");

@@ -241,6 +241,23 @@ ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk) {
       });
 }
 
+// The f32 GEMM on TF32 tensor cores, as the user asks for it (Precision::tf32).
+ir::Function gemm_tf32() {
+  return trace_kernel<Out<float>, In<float>, In<float>>(
+      "gemm_tf32",
+      {out_param("c", DType::F32, {64, 64}), in_param("a", DType::F32, 2),
+       in_param("b", DType::F32, 2)},
+      [](Out<float> c, In<float> a, In<float> b) {
+        auto accum = Tile<float>::zeros({64, 64});
+        const Index k_tiles = ((a.dim(1) + 31) / 32).template cast<int32_t>();
+        for_range(0, k_tiles, [&](Index k) {
+          accum = mma(load(a, {c.tile_index(0), k}, {64, 32}),
+                      load(b, {k, c.tile_index(1)}, {32, 64}), accum, Precision::tf32);
+        });
+        c.store(accum);
+      });
+}
+
 // The GEMM with a fused epilogue: bias (a broadcast row), relu, a cast to the output's f16/bf16.
 template <Element T>
 ir::Function gemm_epilogue(const char* name, int64_t bm, int64_t bn, int64_t bk) {
@@ -472,6 +489,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"gemm_bf16_acc_bf16", [] { return gemm<bfloat16, bfloat16>("gemm_bf16", 128, 64, 32); }},
       {"gemm_f16_ragged", [] { return gemm<half, half>("gemm_f16_ragged", 40, 24, 20); }},
       {"gemm_f32", [] { return gemm<float, float>("gemm_f32", 32, 32, 16); }},
+      {"gemm_tf32", gemm_tf32},
       {"gemm_f64", [] { return gemm<double, double>("gemm_f64", 16, 16, 8); }},
       {"gemm_i8", [] { return gemm<int8_t, int32_t>("gemm_i8", 32, 32, 32); }},
       {"mma_epilogue", mma_epilogue},
@@ -482,6 +500,8 @@ const std::vector<CorpusKernel>& corpus() {
        [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
       {"gemm_bf16_epilogue",
        [] { return gemm_epilogue<bfloat16>("gemm_bf16_epilogue", 128, 128, 64); }},
+      {"gemm_f16_epilogue_128x256x64",
+       [] { return gemm_epilogue<half>("gemm_f16_epilogue_128x256x64", 128, 256, 64); }},
       {"control", control},
       {"nested", nested},
       {"uniform_store", uniform_store},

@@ -181,15 +181,59 @@ TEST(EmittedCode, PipelinedEpilogueStoresThroughSharedMemoryByTma) {
   EXPECT_FALSE(has(u.compiled.ptx, "global.shared::cta.bulk_group"));
 }
 
+TEST(EmittedCode, GemmLoopsArePipelinedWithCpAsyncLdmatrixAndMmaSyncOnSm80) {
+  const backend::cuda::Arch sm86{8, 6, false};
+  for (const char* name :
+       {"gemm_f16_128x256x64", "gemm_bf16_64x128x32", "gemm_bf16_epilogue", "gemm_f16"}) {
+    const ir::Function f = corpus_kernel(name);
+    for (const backend::cuda::Arch arch : {kSm80, sm86}) {
+      const Built b = build(f, aligned_spec(f, arch));
+      const std::string what = std::string(name) + " " + arch.str();
+      EXPECT_TRUE(has(b.compiled.ptx, "cp.async.cg.shared.global")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "cp.async.commit_group")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "cp.async.wait_group")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "mma.sync.aligned.m16n8k16.row.col.f32")) << what;
+      EXPECT_FALSE(has(b.compiled.ptx, "wgmma")) << what;
+      EXPECT_FALSE(has(b.compiled.ptx, "cp.async.bulk")) << what;
+      EXPECT_TRUE(b.kernel.tensor_maps.empty()) << what;
+      const std::string code = kernel_part(b.kernel.source);
+      EXPECT_TRUE(has(code, "cp.async stages of")) << code;
+    }
+  }
+  // 128x256 tiles: eight warps of 64x64, three 48 KB stages in sm_80's 163 KB; two on sm_86.
+  const ir::Function big = corpus_kernel("gemm_f16_128x256x64");
+  const backend::cuda::EmittedKernel k80 = backend::cuda::emit(big, aligned_spec(big, kSm80));
+  EXPECT_EQ(k80.threads, 256);
+  EXPECT_EQ(k80.shared_bytes, 3u * (128 * 64 + 64 * 256) * 2);
+  EXPECT_TRUE(has(k80.source, "8 warps (2x4), each a 64x64 tile")) << kernel_part(k80.source);
+  EXPECT_TRUE(has(k80.source, "tsr_cp_async_wait<1>();")) << kernel_part(k80.source);
+  EXPECT_EQ(backend::cuda::emit(big, aligned_spec(big, sm86)).shared_bytes,
+            2u * (128 * 64 + 64 * 256) * 2);
+  // The epilogue (bias, relu, cast) stays in the accumulator's registers here too.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  EXPECT_FALSE(has(kernel_part(build(e, aligned_spec(e, kSm80)).kernel.source),
+                   "mma accumulator -> distributed"));
+}
+
 TEST(EmittedCode, GemmLoopsThatTmaCannotCopyTakeTheGeneralLowering) {
   const ir::Function f = corpus_kernel("gemm_f16_128x256x64");
-  // Rows not 16-byte aligned (no TMA), and an architecture without wgmma.
+  // Rows not 16-byte aligned: neither TMA nor 16-byte cp.async can copy them.
   for (const backend::cuda::KernelSpec& spec :
-       {unaligned_spec(f, kSm90a), aligned_spec(f, kSm80)}) {
+       {unaligned_spec(f, kSm90a), unaligned_spec(f, kSm80)}) {
     const Built b = build(f, spec);
     EXPECT_FALSE(has(b.compiled.ptx, "wgmma")) << spec.arch.str();
+    EXPECT_FALSE(has(b.compiled.ptx, "cp.async")) << spec.arch.str();
+    EXPECT_FALSE(has(b.compiled.ptx, "ldmatrix")) << spec.arch.str();
     EXPECT_TRUE(has(b.compiled.ptx, "mma.sync.aligned.m16n8k16")) << spec.arch.str();
     EXPECT_TRUE(b.kernel.tensor_maps.empty());
+  }
+  // Tiles the Ampere pipeline does not take (20-deep K steps, 24 columns: not whole 16-element
+  // ldmatrix pieces), and an f16 accumulator.
+  for (const char* name : {"gemm_f16_ragged", "gemm_bf16_acc_bf16"}) {
+    const ir::Function g = corpus_kernel(name);
+    EXPECT_FALSE(has(build(g, aligned_spec(g, kSm80)).compiled.ptx, "cp.async")) << name;
   }
   // Tile shapes wgmma does not take (48 rows), and an f16 accumulator.
   for (const char* name : {"gemm_f16_ragged", "gemm_bf16_acc_bf16"}) {
@@ -217,6 +261,18 @@ TEST(EmittedCode, F16AndBf16MmaRunOnTensorCores) {
 TEST(EmittedCode, F32MmaTakesTheCudaCoreLoop) {
   const ir::Function f = corpus_kernel("gemm_f32");
   EXPECT_FALSE(has(build(f, aligned_spec(f, kSm90a)).compiled.ptx, "mma.sync"));
+  EXPECT_FALSE(has(build(f, aligned_spec(f, kSm80)).compiled.ptx, "tf32"));
+}
+
+TEST(EmittedCode, F32MmaAskedForTf32RunsOnTf32TensorCores) {
+  const ir::Function f = corpus_kernel("gemm_tf32");
+  EXPECT_NE(ir::print(f).find(" tf32 :"), std::string::npos) << ir::print(f);
+  for (const backend::cuda::Arch arch : {kSm80, kSm90a}) {
+    const Built b = build(f, aligned_spec(f, arch));
+    EXPECT_TRUE(has(b.compiled.ptx, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"))
+        << arch.str();
+    EXPECT_TRUE(has(b.compiled.ptx, "cvt.rna.tf32.f32")) << arch.str();
+  }
 }
 
 TEST(EmittedCode, RowReductionsShuffleWithinWarps) {
@@ -279,10 +335,13 @@ TEST(EmittedCode, KernelDeclaresItsThreadsAndSharedMemory) {
   EXPECT_EQ(a.entry, "tessera_add");
   EXPECT_TRUE(has(a.source, "__launch_bounds__(" + std::to_string(a.threads) + ") tessera_add("));
   EXPECT_EQ(a.shared_bytes, 0u);
-  // gemm_f16 stages a [64, 32] and b [32, 64] as f16 with rows padded to 32 + 8 halves.
+  // gemm_f16 without 16-byte aligned rows stages a [64, 32] and b [32, 64] as f16 with rows
+  // padded to 32 + 8 halves; with them, it is pipelined: four stages of 8 KB on sm_80.
   const ir::Function gemm = corpus_kernel("gemm_f16");
-  EXPECT_EQ(backend::cuda::emit(gemm, aligned_spec(gemm, kSm80)).shared_bytes,
+  EXPECT_EQ(backend::cuda::emit(gemm, unaligned_spec(gemm, kSm80)).shared_bytes,
             (64u * 40 + 64u * 40) * 2);
+  EXPECT_EQ(backend::cuda::emit(gemm, aligned_spec(gemm, kSm80)).shared_bytes,
+            4u * (64 * 32 + 32 * 64) * 2);
   // Pipelined on sm_90a: six stages of a [64, 32] and b [32, 64] (8 KB each), after the
   // epilogue's scratch (none here), plus 1024 bytes to align the ring.
   const backend::cuda::EmittedKernel p = backend::cuda::emit(gemm, aligned_spec(gemm, kSm90a));

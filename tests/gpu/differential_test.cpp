@@ -461,6 +461,31 @@ TEST(GpuDifferential, PipelinedGemmManyKStepsWrapTheRing) {
 TEST(GpuDifferential, PipelinedGemmDecodeShape) {
   check_pipelined_gemm<half, 64, 128, 64>(16, 1032, 512);
 }
+// Tiles of four warps on sm_80 (64x64: 32x32 warp tiles; 128x128x32: 64x64 warp tiles and
+// 64-byte swizzled A rows), ragged M and N.
+TEST(GpuDifferential, PipelinedGemmF16SmallTiles) {
+  check_pipelined_gemm<half, 64, 64, 32>(190, 264, 104);
+}
+TEST(GpuDifferential, PipelinedGemmBf16NarrowKSteps) {
+  check_pipelined_gemm<bfloat16, 128, 128, 32>(333, 200, 328);
+}
+// A K extent that is not a whole number of 16-byte chunks (a column slice of a wider tensor, so
+// its rows stay 16-byte aligned): the last chunk of each row of A is copied in part and
+// zero-filled (cp.async's source size on sm_80), never read past the slice.
+TEST(GpuDifferential, PipelinedGemmRaggedKSliceCopiesPartialChunks) {
+  const int64_t m = 150, n = 136, k = 130, wide = 144;
+  const auto as = random_values<half>(m * wide, -1, 1), bs = random_values<half>(k * n, -1, 1);
+  differential<float>(
+      "gemm of a [150, 130] column slice",
+      [&](Device d) {
+        auto [c, a, b] = gemm_k<half, 64, 128, 64>(zeros<float>({m, n}, d).partition({64, 128}),
+                                                   from_host<half>(as, {m, wide}, d).slice(1, 0, k),
+                                                   from_host<half>(bs, {k, n}, d))
+                             .sync();
+        return std::move(c).unpartition().to_vector();
+      },
+      1e-3);
+}
 
 TEST(GpuDifferential, ControlFlow) {
   const int64_t n = 999;

@@ -130,6 +130,27 @@ TEST(Printer, GemmLoopGolden) {
 )");
 }
 
+// An f32 mma that asks for TF32 tensor cores says so in the IR (and so in the JIT key); the
+// default, exact f32, prints as before.
+TEST(Printer, Tf32MmaSaysSo) {
+  const auto trace = [](bool tf32) {
+    return trace_kernel<Out<float>, In<float>, In<float>>(
+        "gemm",
+        {out_param("c", DType::F32, {16, 16}), in_param("a", DType::F32, 2),
+         in_param("b", DType::F32, 2)},
+        [tf32](Out<float> c, In<float> a, In<float> b) {
+          auto x = load(a, {c.tile_index(0), 0}, {16, 8});
+          auto y = load(b, {0, c.tile_index(1)}, {8, 16});
+          auto acc = Tile<float>::zeros({16, 16});
+          c.store(tf32 ? mma(x, y, acc, Precision::tf32) : mma(x, y, acc));
+        });
+  };
+  const std::string with = promoted(trace(true)), without = promoted(trace(false));
+  EXPECT_NE(with.find(" = mma %"), std::string::npos) << with;
+  EXPECT_NE(with.find(" tf32 : f32[16, 16]"), std::string::npos) << with;
+  EXPECT_EQ(without.find("tf32"), std::string::npos) << without;
+}
+
 // Before promotion the accumulator is a tracer-local variable: stored where it is made, loaded
 // and stored inside the loop body (what TESSERA_DUMP=traced shows). The load happens where mma
 // reads its operands, after the two tile loads made before it.

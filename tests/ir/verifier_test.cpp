@@ -385,6 +385,23 @@ TEST(VerifierRejects, MmaAccumulatingInANarrowerType) {
       "f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
 }
 
+TEST(VerifierRejects, Tf32MmaOfOperandsOtherThanF32) {
+  expect_rejected(
+      [](bool broken) {
+        HandIR h;
+        const auto t = [&](Shape s) { return broken ? f16(std::move(s)) : f32(std::move(s)); };
+        const ir::ValueId a = h.constant(h.body(), t({16, 8}));
+        const ir::ValueId b = h.constant(h.body(), t({8, 16}));
+        const ir::ValueId acc = h.constant(h.body(), f32({16, 16}));
+        ir::Attrs attrs;
+        attrs.tf32 = true;
+        h.op1(h.body(), OpKind::Mma, {a, b, acc}, f32({16, 16}), attrs, kBlamed);
+        return h.f;
+      },
+      "'mma' is ill-typed: mma with Precision::tf32 rounds f32 operands to TF32, but these are "
+      "f16; drop Precision::tf32, or pass f32 tiles");
+}
+
 TEST(VerifierRejects, BroadcastOfAnIncompatibleAxis) {
   expect_rejected(
       [](bool broken) {

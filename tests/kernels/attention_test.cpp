@@ -1,6 +1,7 @@
 // Prefill (flash) attention against a double-precision softmax(q k^T * scale) v: causal and not,
-// grouped-query heads, head dimensions 64 and 128, lengths that are not multiples of the 64-row
-// tiles, and a causal prefill that continues a cached prefix (fewer queries than keys).
+// grouped-query heads, head dimensions 64 and 128, lengths that are not multiples of the tiles
+// (one tile and several), and a causal prefill that continues a cached prefix (fewer queries than
+// keys). On an H200 the f16/bf16 cases run the sm_90a attention lowering (TMA + wgmma).
 #include <tessera/kernels/attention.hpp>
 
 #include "kernels/reference.hpp"
@@ -81,6 +82,22 @@ TYPED_TEST(AttentionTest, CausalGroupedQueryWithHeadDim128) {
 TYPED_TEST(AttentionTest, CausalPrefillAfterACachedPrefixSeesThePrefix) {
   TESSERA_REQUIRE_TEST_DEVICE();
   check_flash<TypeParam>({1, 20, 90, 2, 1, 64}, true, "causal 20 queries after 70 cached", 7);
+}
+
+// Several query and key tiles (the GPU's tiles are 128 x 128 for f16/bf16), with ragged last ones.
+TYPED_TEST(AttentionTest, ManyKeyTilesCausalGroupedQueryWithHeadDim128) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_flash<TypeParam>({2, 300, 300, 4, 2, 128}, true, "causal GQA D128 L300", 11);
+}
+
+TYPED_TEST(AttentionTest, ManyKeyTilesNonCausalWithMoreKeysThanQueriesAndHeadDim64) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_flash<TypeParam>({1, 200, 333, 4, 4, 64}, false, "non-causal D64 200x333", 14);
+}
+
+TYPED_TEST(AttentionTest, ManyKeyTilesCausalAfterACachedPrefixWithHeadDim64) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_flash<TypeParam>({1, 150, 420, 2, 1, 64}, true, "causal 150 queries after 270 cached", 17);
 }
 
 TYPED_TEST(AttentionTest, RankThreeTensorsAreABatchOfOne) {

@@ -39,5 +39,52 @@ TEST(DLPackOnGpu, AnExportedGpuTensorIsAnOutputWhenImportedBack) {
     EXPECT_EQ(out[static_cast<size_t>(i)], static_cast<float>(i) + 0.5f) << i;
 }
 
+// A producer that reuses its memory in a stream's order (PyTorch's caching allocator on its current
+// stream): borrowed with that stream, launched on it, the producer's deleter runs as soon as the
+// last handle goes (the host does not wait for the launch), and an export for a consumer on that
+// stream is ordered on the device. The kernel's result, read after the stream, is right.
+TEST(DLPackOnGpu, ABorrowedTensorWithAStreamIsHandedBackInThatStreamsOrder) {
+  std::string why;
+  if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why;
+  const Device gpu = Device::cuda(0);
+  const Stream user(gpu);  // stands for the producer's (torch's) stream
+  const int64_t n = (int64_t{1} << 22) + 3;
+  // The producer's memory: another tensor's, lent through a hand-made DLManagedTensor whose
+  // deleter counts its calls.
+  auto source = arange<float>(n, gpu);
+  struct Lent {
+    DLManagedTensor managed{};
+    int64_t shape[1];
+    int deleted = 0;
+  } lent;
+  lent.shape[0] = n;
+  DLTensor& t = lent.managed.dl_tensor;
+  t.data = source.unchecked_data();
+  t.device = {kDLCUDA, 0};
+  t.ndim = 1;
+  t.dtype = {kDLFloat, 32, 1};
+  t.shape = lent.shape;
+  lent.managed.manager_ctx = &lent;
+  lent.managed.deleter = [](DLManagedTensor* self) {
+    ++static_cast<Lent*>(self->manager_ctx)->deleted;
+  };
+  DLManagedTensor* out = nullptr;
+  {
+    StreamScope on(user);
+    auto x = from_dlpack<float, 1>(&lent.managed, user);
+    auto y = full<float>({n}, 0.5f, gpu);
+    auto [z, x1, y1] =
+        gpu_dl_add(empty<float>({n}, gpu).partition({4096}), std::move(x), y).chain();
+    x1 = Tensor<float, 1>();
+    EXPECT_EQ(lent.deleted, 1);  // handed back at once, in the stream's order
+    out = to_dlpack(std::move(z).unpartition(), user);
+  }
+  // The consumer reads on `user`: a kernel there copies the export into a fresh tensor.
+  auto back = from_dlpack<float, 1>(out);  // Tessera's own export: the same storage again
+  const std::vector<float> got = back.to_vector();
+  for (int64_t i : {int64_t{0}, int64_t{1}, n / 2, n - 1})
+    EXPECT_EQ(got[static_cast<size_t>(i)], static_cast<float>(i) + 0.5f) << i;
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -100,6 +100,26 @@ TEST(FromDLPack, APendingLaunchKeepsTheProducersMemory) {
   EXPECT_EQ(std::move(z).unpartition().to_vector(), iota(16));
 }
 
+// With a stream (a producer that reuses memory in a stream's order): on the CPU a stream is only a
+// name, so the rules are the plain ones: a chained launch keeps the memory, and the deleter runs
+// once that launch is done and the last handle gone.
+TEST(FromDLPack, WithAStreamOnTheCpuTheDeleterStillFollowsThePendingLaunch) {
+  Producer<float> p(iota(16), {16}, {}, kF32);
+  const Stream cpu_stream(Device::cpu());
+  {
+    auto x = from_dlpack<float, 1>(&p.managed, cpu_stream);
+    auto [z, x1] = dl_copy(zeros<float>({16}, Device::cpu()).partition({8}), std::move(x)).chain();
+    x1 = Tensor<float, 1>();  // the launch may still read it: the memory stays lent
+    EXPECT_EQ(std::move(z).unpartition().to_vector(), iota(16));
+  }
+  EXPECT_EQ(p.deleted, 1);
+  // And an export for a consumer's stream describes the same elements.
+  auto t = arange<float>(5, Device::cpu());
+  DLManagedTensor* m = to_dlpack(t, cpu_stream);
+  EXPECT_EQ(static_cast<const float*>(m->dl_tensor.data)[4], 4.0f);
+  m->deleter(m);
+}
+
 TEST(FromDLPack, AKernelWritesIntoABorrowedOutput) {
   Producer<float> out(std::vector<float>(10, -1.0f), {10}, {}, kF32);
   Producer<float> a(iota(10), {10}, {}, kF32);

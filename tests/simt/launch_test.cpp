@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "tessera/runtime/graph.hpp"
 #include "tessera/simt/launch.hpp"
 #include "test_kernels.hpp"
 
@@ -112,6 +113,29 @@ TEST_F(SimtLaunch, LaunchBindsTensorsToSpansAndRunsTheConfiguredShape) {
   EXPECT_EQ(o[7], 3.5f);
   // The future handed the arguments back: the output is the tensor passed in.
   EXPECT_EQ(out1.handle().address(), reinterpret_cast<uintptr_t>(o.data()));
+}
+
+// A SIMT launch runs at once: inside capture() it would run once and never at a replay, so it is
+// refused there, before it takes anything (runtime/graph.hpp).
+TEST_F(SimtLaunch, ALaunchInsideAGraphCaptureIsRefusedAndItsTwinOutsideRuns) {
+  std::vector<float> o(1000, 0), x(1000, 1.5f), y(1000, 2);
+  auto out = on_gpu(o, {1000});
+  auto xs = on_gpu(x, {1000});
+  auto ys = on_gpu(y, {1000});
+  const auto add = prepare<t_add>(module(), cover(1000, 256));
+  std::string refused;
+  const Graph g = capture(
+      "step", [&] { refused = error_of<GraphError>([&] { (void)add(std::move(out), xs, ys); }); });
+  EXPECT_NE(refused.find("inside the capture of graph 'step' (captured at "), std::string::npos)
+      << refused;
+  EXPECT_NE(refused.find("a SIMT launch of kernel 't_add' runs at once and cannot be recorded "
+                         "into a graph; do it before capture() or after it"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(fake.launches.size(), 0u);
+  EXPECT_EQ(g.launches(), 0u);
+  auto [out1, x1, y1] = add(std::move(out), xs, ys).sync();
+  EXPECT_EQ(fake.launches.size(), 1u);
 }
 
 TEST_F(SimtLaunch, MatrixSpansCarryRowsColumnsAndThePitchOfAView) {

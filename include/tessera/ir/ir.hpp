@@ -98,6 +98,10 @@ struct Attrs {
   int64_t start = 0;         // slice: the first element taken along `axis`
   int64_t length = 0;        // slice: how many elements it takes
   DType dtype = DType::F32;  // constant, iota, cast: the result dtype
+  // mma of f32 operands: each operand element rounded to TF32 (10 fraction bits, to nearest, ties
+  // away from zero) before the exact products are summed in f32: tensor cores on the GPU
+  // (docs/dsl.md, "Matrix multiply precision"). Only asked for by the user; never chosen for them.
+  bool tf32 = false;
   std::string text;      // print
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };

@@ -30,6 +30,7 @@
 
 #include <source_location>
 
+#include "tessera/runtime/stream.hpp"
 #include "tessera/runtime/tensor.hpp"
 
 // Set by the build (CMakeLists.txt) to 1 when Tessera was built with DLPack's header.
@@ -50,10 +51,14 @@ namespace runtime {
 // Checks `managed` against the element type and rank asked for (rank: kDynamicRank for any) and
 // returns a handle over its memory that owns it (see above). Throws UsageError, at loc, naming
 // what does not fit and what to do; `managed` is then untouched and still the caller's.
-TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank, SourceLoc loc);
+// `stream` (optional): the producer reuses the memory in that stream's order (see from_dlpack).
+TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank, SourceLoc loc,
+                                const Stream* stream = nullptr);
 // A new DLManagedTensor viewing h's elements, holding a copy of h. Throws OwnershipError for a
 // moved-from handle.
-DLManagedTensor* handle_to_dlpack(const TensorHandle& h, SourceLoc loc);
+// `stream` (optional): the consumer's stream, ordered on the device instead of a host wait.
+DLManagedTensor* handle_to_dlpack(const TensorHandle& h, SourceLoc loc,
+                                  const Stream* stream = nullptr);
 #endif
 
 // Builds tensors over handles from handle_from_dlpack (a friend of Tensor).
@@ -91,6 +96,32 @@ Tensor<T, R> from_dlpack(DLManagedTensor* managed,
 #endif
 }
 
+// The same, for a producer that reuses the memory in the order of GPU stream `stream` (PyTorch's
+// caching allocator does, for a tensor used on the stream it was made on: pass
+// Stream::adopt_unchecked(gpu, torch.cuda.current_stream().cuda_stream)). When Tessera's last
+// handle goes, the producer's deleter runs at once, and `stream` waits on the device for the
+// launches still using the memory: the host does not wait for them. Unchecked: if the producer
+// hands the memory to work on another stream meanwhile, that work is not ordered after Tessera's
+// launches. On the CPU the stream is only a name, and the host waits as above.
+template <Element T, int R = kDynamicRank>
+Tensor<T, R> from_dlpack(DLManagedTensor* managed, const Stream& stream,
+                         std::source_location l = std::source_location::current()) {
+  static_assert(runtime::built_with_dlpack<T>,
+                "from_dlpack(): this Tessera was built without DLPack support, because "
+                "<dlpack/dlpack.h> was not found; install libdlpack-dev (or pass "
+                "-DTESSERA_DLPACK_INCLUDE_DIR=<folder holding dlpack/dlpack.h>) and rebuild "
+                "Tessera");
+#if TESSERA_HAS_DLPACK
+  return runtime::DLPackTensors::adopt<Tensor<T, R>>(
+      runtime::handle_from_dlpack(managed, dtype_v<T>, R, l, &stream));
+#else
+  (void)managed;
+  (void)stream;
+  (void)l;
+  return {};
+#endif
+}
+
 // A DLManagedTensor viewing t (shape, strides and offset as t's), that keeps t's storage alive
 // until its deleter is called; hand it to the consumer (torch.from_dlpack, np.from_dlpack, ...),
 // which calls the deleter when it is done. Throws OwnershipError for a moved-from tensor.
@@ -106,6 +137,27 @@ DLManagedTensor* to_dlpack(const Tensor<T, R>& t,
   return runtime::handle_to_dlpack(runtime::HandleAccess::of(t), l);
 #else
   (void)t;
+  (void)l;
+  return nullptr;
+#endif
+}
+
+// The same for a consumer that uses the memory on GPU stream `stream` (the stream a DLPack
+// consumer passes to __dlpack__): instead of the host waiting for the work queued on t's GPU,
+// `stream` waits for it on the device. On the CPU it is to_dlpack(t).
+template <Element T, int R>
+DLManagedTensor* to_dlpack(const Tensor<T, R>& t, const Stream& stream,
+                           std::source_location l = std::source_location::current()) {
+  static_assert(runtime::built_with_dlpack<T>,
+                "to_dlpack(): this Tessera was built without DLPack support, because "
+                "<dlpack/dlpack.h> was not found; install libdlpack-dev (or pass "
+                "-DTESSERA_DLPACK_INCLUDE_DIR=<folder holding dlpack/dlpack.h>) and rebuild "
+                "Tessera");
+#if TESSERA_HAS_DLPACK
+  return runtime::handle_to_dlpack(runtime::HandleAccess::of(t), l, &stream);
+#else
+  (void)t;
+  (void)stream;
   (void)l;
   return nullptr;
 #endif

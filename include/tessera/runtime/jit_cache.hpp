@@ -90,6 +90,12 @@ class JitCache {
   // runs once for all the callers asking for this key meanwhile). `label` names the kernel in log
   // lines. A build's exception reaches every caller that waited for it.
   Blob get(const std::string& key, std::string_view label, const Build& build);
+  // The payload stored under `key`, from memory or else from disk, never built: null when there
+  // is none (an unusable entry on disk is deleted, as get() does). For records that are made by
+  // something other than a build function, such as the autotuner's winners (tessera/tune.hpp).
+  Blob find(const std::string& key, std::string_view label);
+  // Stores `payload` under `key` in memory and on disk, replacing what was there.
+  void put(const std::string& key, std::string_view label, std::vector<char> payload);
 
   const std::filesystem::path& dir() const { return config_.dir; }
   uint64_t max_bytes() const { return config_.max_bytes; }

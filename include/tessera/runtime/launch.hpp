@@ -22,6 +22,7 @@ namespace tessera::runtime {
 
 struct CompiledKernel;  // compile.hpp
 class GpuKernel;        // gpu.hpp
+struct CaptureArgs;     // src/runtime/graph_capture.hpp
 
 // A kernel as the launcher sees it.
 struct KernelSite {
@@ -159,6 +160,8 @@ class CheckedLaunch {
   // launches (src/runtime/pending_access.hpp). The caller's arguments keep them alive until the
   // launch has started and its Future holds them.
   std::vector<std::pair<const Storage*, bool>> uses_;  // (storage, written)
+  // Set while this thread captures a graph (runtime/graph.hpp): start() records the launch there.
+  std::shared_ptr<const CaptureArgs> capture_;
 };
 
 // Validates the launch (arguments alive, ranks, devices, grids, overlaps, the device's limits),

@@ -64,6 +64,7 @@ class Storage {
   // tensor that pending launches read may be partitioned, and the writing launch then runs after
   // them.
   friend class PendingAccess;
+  friend class HandleInternals;
   mutable std::mutex pending_mu_;
   mutable std::shared_ptr<Completion> writer_;
   mutable std::vector<std::shared_ptr<Completion>> readers_;
@@ -72,6 +73,10 @@ class Storage {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool owned_ = true;
+  // Lent memory whose lender reuses it in the order of this GPU stream (from_dlpack with a
+  // stream): at the end, that stream waits on the device for the launches still using the memory,
+  // and the host does not wait. Null: the host waits for them before the lender gets it back.
+  void* release_stream_ = nullptr;
   std::atomic<bool> escaped_{false};  // set by any thread that takes the address
 };
 

@@ -477,6 +477,24 @@ Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& acc,
   return Tile<C>(detail::emit(ir::OpKind::Mma, {a.value(l), b.value(l), acc.value(l)}, {}, l));
 }
 
+// How an mma of f32 tiles may round its operands (docs/dsl.md, "Matrix multiply precision").
+// exact: the products of the f32 values themselves (the default; CUDA cores on the GPU).
+// tf32: each operand element rounded to TF32 first (10 fraction bits, as the tensor cores take
+// them; relative error at most 2^-11 per element), then multiplied on tensor cores on the GPU.
+enum class Precision : uint8_t { exact, tf32 };
+
+// mma with an explicit operand precision: mma(a, b, acc, Precision::tf32) for f32 tiles.
+template <Element A, Element C>
+Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& acc, Precision precision,
+            std::source_location l = std::source_location::current()) {
+  static_assert(std::is_same_v<A, float> && std::is_same_v<C, float>,
+                "mma(..., Precision): the operand precision applies to f32 tiles accumulated in "
+                "f32; other types take mma(a, b, acc)");
+  ir::Attrs attrs;
+  attrs.tf32 = precision == Precision::tf32;
+  return Tile<C>(detail::emit(ir::OpKind::Mma, {a.value(l), b.value(l), acc.value(l)}, attrs, l));
+}
+
 }  // namespace tessera::tile
 
 // What to write instead, for the usual C++ mistakes in kernels (mixed dtypes, ...).

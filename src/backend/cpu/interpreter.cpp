@@ -30,6 +30,19 @@ struct TileData {
   std::vector<Value> v;
 };
 
+// An f32 value rounded to TF32 as the GPU's cvt.rna.tf32.f32 rounds it (Precision::tf32): to
+// nearest with ties away from zero, keeping 10 fraction bits; NaN and infinities unchanged.
+Value round_tf32(Value x) {
+  const float f = static_cast<float>(x);
+  if (!std::isfinite(f)) return x;
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u = (u + 0x1000u) & 0xFFFFE000u;  // half of the dropped 13 bits' unit, then drop them
+  float r;
+  std::memcpy(&r, &u, sizeof r);
+  return static_cast<Value>(r);
+}
+
 struct BlockState {
   const ir::Function& f;
   const LaunchArgs& args;
@@ -474,8 +487,14 @@ class Interpreter {
               continue;
             }
             double acc = 0;
-            for (int64_t k = 0; k < K; ++k)
-              acc += static_cast<double>(x.v[i * K + k]) * static_cast<double>(y.v[k * N + j]);
+            if (op.attrs.tf32) {
+              for (int64_t k = 0; k < K; ++k)
+                acc += static_cast<double>(round_tf32(x.v[i * K + k])) *
+                       static_cast<double>(round_tf32(y.v[k * N + j]));
+            } else {
+              for (int64_t k = 0; k < K; ++k)
+                acc += static_cast<double>(x.v[i * K + k]) * static_cast<double>(y.v[k * N + j]);
+            }
             r.v[i * N + j] = round_to(r.dtype, static_cast<double>(c.v[i * N + j]) + acc);
           }
         return;

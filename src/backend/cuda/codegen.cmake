@@ -35,7 +35,8 @@ set(tessera_device_runtime
     ${CMAKE_CURRENT_LIST_DIR}/device/tessera_scalar.cuh
     ${CMAKE_CURRENT_LIST_DIR}/device/tessera_memory.cuh
     ${CMAKE_CURRENT_LIST_DIR}/device/tessera_mma.cuh
-    ${CMAKE_CURRENT_LIST_DIR}/device/tessera_hopper.cuh)
+    ${CMAKE_CURRENT_LIST_DIR}/device/tessera_hopper.cuh
+    ${CMAKE_CURRENT_LIST_DIR}/device/tessera_ampere.cuh)
 set(tessera_device_runtime_cpp ${CMAKE_CURRENT_BINARY_DIR}/codegen_device_runtime.cpp)
 string(REPLACE ";" "|" tessera_device_runtime_arg "${tessera_device_runtime}")
 add_custom_command(

@@ -414,7 +414,9 @@ void Emitter::block(const ir::Block& b) {
 void Emitter::op(const ir::Op& op) {
   if (plan_.pipeline) {
     if (&op == plan_.pipeline->loop)
-      return role_ == Role::Producer ? producer_loop(op) : consumer_loop(op);
+      return plan_.pipeline->target == PipelineTarget::Ampere ? ampere_loop(op)
+             : role_ == Role::Producer                        ? producer_loop(op)
+                                                              : consumer_loop(op);
     if (role_ == Role::Producer && !plan_.pipeline->producer_ops.count(&op)) return;
     if (hoisted_.count(&op)) return;  // emitted before the loop (consumer_loop)
   }
@@ -535,7 +537,9 @@ void Emitter::op(const ir::Op& op) {
 }
 
 EmittedKernel Emitter::run() {
-  if (plan_.pipeline) return run_pipelined();
+  if (plan_.pipeline)
+    return plan_.pipeline->target == PipelineTarget::Ampere ? run_pipelined_sm80()
+                                                            : run_pipelined();
   // The body first: it tells which shared memory and thread facts the prologue must provide.
   depth_ = 2;
   block(f_.body);
@@ -629,6 +633,13 @@ EmittedKernel Emitter::run() {
 }  // namespace detail
 
 EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
+  // An attention-shaped loop on sm_90a (attention_pipeline.hpp); the general plan supplies the
+  // uniform values' code. A body that lowering does not hold in registers takes the paths below.
+  if (const std::optional<AttentionPipeline> a = find_attention_pipeline(f, spec)) {
+    EmittedKernel k =
+        detail::emit_attention(f, spec, plan_layouts(f, spec, true, /*pipeline=*/false), *a);
+    if (!k.source.empty()) return k;
+  }
   const LayoutPlan plan = plan_layouts(f, spec);
   if (plan.pipeline) {
     detail::Emitter emitter(f, spec, plan);

@@ -137,45 +137,81 @@ void Emitter::iota(const ir::Op& op) {
   });
 }
 
-void Emitter::unary(const ir::Op& op) {
+std::string Emitter::element_expr(const ir::Op& op, const std::vector<std::string>& x) const {
   const DType t = type(op.operands[0]).dtype, rt = rounding(op.results[0]);
-  map(op, [&](const std::vector<std::string>& x) {
-    return unary_expr(op.kind, t, rt, fn().numerics, x[0]);
-  });
+  switch (ir::op_info(op.kind).cls) {
+    case ir::OpClass::Unary:
+    case ir::OpClass::UnaryFloat:
+    case ir::OpClass::UnaryBool:
+    case ir::OpClass::Classify:
+      return unary_expr(op.kind, t, rt, fn().numerics, x[0]);
+    case ir::OpClass::Binary:
+    case ir::OpClass::BinaryBool:
+    case ir::OpClass::BinaryFloat:
+    case ir::OpClass::BinaryInt:
+    case ir::OpClass::Compare:
+      return binary_expr(op.kind, t, rt, fn().numerics, x[0], x[1]);
+    case ir::OpClass::Select:
+      return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
+    case ir::OpClass::Ternary: {
+      // fma: one rounding of a * b + c (f16/bf16: tsr_fma16, see there); integers wrap.
+      // clamp: the NaN-propagating max and min, in the register type.
+      const DType r = type(op.results[0]).dtype;
+      const std::string args = "(" + x[0] + ", " + x[1] + ", " + x[2] + ")";
+      if (op.kind == OpKind::Clamp) return "tsr_clamp<" + reg_type(r) + ">" + args;
+      TESSERA_INTERNAL_CHECK(op.kind == OpKind::Fma, "not a ternary op");
+      if (is_int(r)) return "tsr_add(tsr_mul(" + x[0] + ", " + x[1] + "), " + x[2] + ")";
+      if (r == DType::F32) return "fmaf" + args;
+      if (r == DType::F64) return "fma" + args;
+      return round_to(r, "tsr_fma16" + args);
+    }
+    case ir::OpClass::Cast:
+      return cast(t, op.attrs.dtype, x[0], rt == op.attrs.dtype);
+    case ir::OpClass::Interface:
+    case ir::OpClass::Creation:
+    case ir::OpClass::Broadcast:
+    case ir::OpClass::Reshape:
+    case ir::OpClass::Permute:
+    case ir::OpClass::Reduce:
+    case ir::OpClass::ArgReduce:
+    case ir::OpClass::Scan:
+    case ir::OpClass::Mma:
+    case ir::OpClass::Load:
+    case ir::OpClass::Store:
+    case ir::OpClass::For:
+    case ir::OpClass::If:
+    case ir::OpClass::Yield:
+    case ir::OpClass::Print:
+    case ir::OpClass::Local:
+      break;
+  }
+  fail<InternalError>("internal error (a bug in Tessera): '", ir::mnemonic(op.kind),
+                      "' is not an elementwise op");
+}
+
+std::string Emitter::combine_expr(OpKind k, DType t, const std::string& a,
+                                  const std::string& b) const {
+  return binary_expr(k, t, t, fn().numerics, a, b);
+}
+
+void Emitter::unary(const ir::Op& op) {
+  map(op, [&](const std::vector<std::string>& x) { return element_expr(op, x); });
 }
 
 void Emitter::binary(const ir::Op& op) {
-  const DType t = type(op.operands[0]).dtype, rt = rounding(op.results[0]);
-  map(op, [&](const std::vector<std::string>& x) {
-    return binary_expr(op.kind, t, rt, fn().numerics, x[0], x[1]);
-  });
+  map(op, [&](const std::vector<std::string>& x) { return element_expr(op, x); });
 }
 
 void Emitter::select(const ir::Op& op) {
-  map(op, [](const std::vector<std::string>& x) {
-    return "(" + x[0] + " ? " + x[1] + " : " + x[2] + ")";
-  });
+  map(op, [&](const std::vector<std::string>& x) { return element_expr(op, x); });
 }
 
-// fma: one rounding of a * b + c (f16/bf16: tsr_fma16, see there); integers wrap.
-// clamp: the NaN-propagating max and min, in the register type.
 void Emitter::ternary(const ir::Op& op) {
-  const DType t = type(op.results[0]).dtype;
-  map(op, [&](const std::vector<std::string>& x) {
-    const std::string args = "(" + x[0] + ", " + x[1] + ", " + x[2] + ")";
-    if (op.kind == OpKind::Clamp) return "tsr_clamp<" + reg_type(t) + ">" + args;
-    TESSERA_INTERNAL_CHECK(op.kind == OpKind::Fma, "not a ternary op");
-    if (is_int(t)) return "tsr_add(tsr_mul(" + x[0] + ", " + x[1] + "), " + x[2] + ")";
-    if (t == DType::F32) return "fmaf" + args;
-    if (t == DType::F64) return "fma" + args;
-    return round_to(t, "tsr_fma16" + args);
-  });
+  map(op, [&](const std::vector<std::string>& x) { return element_expr(op, x); });
 }
 
 void Emitter::cast_op(const ir::Op& op) {
-  const DType from = type(op.operands[0]).dtype, to = op.attrs.dtype;
-  const bool round = rounding(op.results[0]) == to;
-  map(op, [&](const std::vector<std::string>& x) { return cast(from, to, x[0], round); });
+  map(op, [&](const std::vector<std::string>& x) { return element_expr(op, x); });
 }
 
 }  // namespace tessera::backend::cuda::detail

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/backend/cuda/attention_pipeline.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
 
@@ -46,6 +47,12 @@ std::string short_path(const char* file);        // "examples/add.cpp"
 std::string comment_text(const std::string& s);  // safe inside a // comment
 int64_t smem_limit(const Arch& a);               // dynamic shared memory a block may use
 std::string param_ctype(DType t);                // how a Scalar parameter is passed
+
+// The attention loop of `a` lowered for sm_90a (codegen_attention.cpp); an empty source when the
+// loop's body has an op that lowering does not hold in registers (emit() then takes the general
+// lowering).
+EmittedKernel emit_attention(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan,
+                             const AttentionPipeline& a);
 
 class Emitter {
  public:
@@ -186,6 +193,10 @@ class Emitter {
   // layout (once, when it is uniform).
   using Expr = std::function<std::string(const std::vector<std::string>&)>;
   void map(const ir::Op& op, const Expr& expr);
+  // One element of a per-element op's result (unary, binary, compare, select, ternary, cast)
+  // from its operands' elements x; and `a k b` for a binary op kind on values of dtype t.
+  std::string element_expr(const ir::Op& op, const std::vector<std::string>& x) const;
+  std::string combine_expr(ir::OpKind k, DType t, const std::string& a, const std::string& b) const;
   void broadcast(const ir::Op& op);  // codegen_convert.cpp
   // Stages operand 0 (x) in shared memory, then reads each element of the distributed result
   // from element src(indices of the result element) of x.
@@ -195,11 +206,12 @@ class Emitter {
   void permute(const ir::Op& op);
   void slice(const ir::Op& op);
   void concat(const ir::Op& op);
-  void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  void reduce(const ir::Op& op);      // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
-  void sort(const ir::Op& op);    // codegen_sort.cpp
-  void mma(const ir::Op& op);     // codegen_mma.cpp
+  void sort(const ir::Op& op);                          // codegen_sort.cpp
+  void mma(const ir::Op& op);                           // codegen_mma.cpp
+  void tf32_mma(const ir::Op& op, const MmaTiling& t);  // Precision::tf32
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
   void stage_operand(
@@ -229,6 +241,11 @@ class Emitter {
   void producer_loop(const ir::Op& op);
   void consumer_loop(const ir::Op& op);
   void wgmma_function(const MmaPipeline& p);
+  // The pipelined mma loop on sm_80/86/89 (codegen_pipeline_sm80.cpp): the kernel around it, the
+  // loop, and the cp.async copies of one K step's operand tiles into ring slot `slot`.
+  EmittedKernel run_pipelined_sm80();
+  void ampere_loop(const ir::Op& op);
+  void ampere_copies(const ir::Op& op, const std::string& step, const std::string& slot);
   // The pipelined kernel's epilogue store of an accumulator: staged in shared memory and written
   // by TMA while the consumers go on to the next tile. False when the store does not qualify.
   bool tma_store(const ir::Op& op, const Operand& x);
@@ -239,6 +256,7 @@ class Emitter {
                 const std::vector<Layout>& layouts);
 
  private:
+  friend class AttentionLowering;  // codegen_attention.cpp: the FlashAttention-3 style lowering
   // In a pipelined kernel, the body is emitted twice: once for the producer warp (only the ops
   // it needs, MmaPipeline::producer_ops), once for the consumer warpgroups (all of it).
   enum class Role : uint8_t { All, Producer, Consumer };

@@ -6,8 +6,10 @@
 // then each warp loads its fragments and issues mma.sync.m16n8k16 with f32 accumulation into the
 // accumulator's fragments (MmaAcc layout). An f16/bf16 accumulator is rounded once per mma, as the
 // CPU backend rounds acc + a @ b.
-// f32, f64 and i8 operands take a CUDA-core loop over shared memory (correct, not fast): each
-// thread computes the accumulator elements it holds in the distributed layout.
+// f32 operands the user asked to round to TF32 (mma(..., Precision::tf32)) run on tensor cores
+// too (tf32_mma). Other f32, f64 and i8 operands take a CUDA-core loop over shared memory
+// (correct, not fast): each thread computes the accumulator elements it holds in the distributed
+// layout.
 // A load whose only user is the operand lands in shared memory directly (the plan's Shared
 // layout); any other operand is written there from its registers.
 #include "codegen_emitter.hpp"
@@ -70,7 +72,7 @@ void Emitter::mma(const ir::Op& op) {
   line("{");
   ++depth_;
 
-  if (!mma_on_tensor_cores(in)) {
+  if (!mma_on_tensor_cores(in, op.attrs.tf32)) {
     const std::string rt = reg_type(in), acc = acc_type(out);
     const int64_t size = in == DType::F64 ? 8 : static_cast<int64_t>(dtype_size(in));
     need_smem((m * k + k * n) * size, op, "staging the operands of an mma");
@@ -106,6 +108,11 @@ void Emitter::mma(const ir::Op& op) {
   }
 
   const MmaTiling t = plan_.tiling(type(r).shape);
+  if (op.attrs.tf32) {
+    tf32_mma(op, t);
+    close();
+    return;
+  }
   const int64_t kp = (k + 15) / 16 * 16, ld = kp + 8;
   const int64_t bytes_a = t.rows() * ld * 2, bytes_b = t.cols() * ld * 2;
   need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");
@@ -159,6 +166,60 @@ void Emitter::mma(const ir::Op& op) {
     line("for (int i = 0; i < ", t.registers(), "; ++i) ", v, "[i] = ", round_to(out, v + "[i]"),
          ";");
   }
+  close();
+}
+
+// Precision::tf32: f32 operands staged as f32 (a row-major, b transposed, K padded to a multiple
+// of 8 and the covered rows/cols padded, all padding zero; rows padded by 4 words so that a
+// fragment load's 8 rows x 4 words hit 32 different banks), rounded to TF32 as each fragment is
+// loaded, multiplied by mma.sync.m16n8k8 into the accumulator's f32 fragments (MmaAcc layout).
+void Emitter::tf32_mma(const ir::Op& op, const MmaTiling& t) {
+  const ir::Type& ta = type(op.operands[0]);
+  const int64_t m = ta.shape[0], k = ta.shape[1], n = type(op.operands[1]).shape[1];
+  const int64_t kp = (k + 7) / 8 * 8, ld = kp + 4;
+  const int64_t bytes_a = t.rows() * ld * 4, bytes_b = t.cols() * ld * 4;
+  need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");
+  line("float* sa = ", smem("float"), ";  // a: [", t.rows(), "][", ld, "] row-major");
+  line("float* sb = ", smem("float", bytes_a), ";  // b transposed: [", t.cols(), "][", ld, "]");
+  barrier();
+  zero_region("sa", ld, m, t.rows(), 0, kp);
+  zero_region("sa", ld, 0, m, k, kp);
+  zero_region("sb", ld, n, t.cols(), 0, kp);
+  zero_region("sb", ld, 0, n, k, kp);
+  stage_operand(
+      op, 0, "sa",
+      [&](const std::string& i, const std::string& j) {
+        return "(" + i + ") * " + str(ld) + " + " + j;
+      },
+      false);
+  stage_operand(
+      op, 1, "sb",
+      [&](const std::string& i, const std::string& j) {
+        return "(" + j + ") * " + str(ld) + " + " + i;
+      },
+      false);
+  barrier();
+  line("const int wm = ", warp(), " / ", t.warps_n, ", wn = ", warp(), " % ", t.warps_n, ";");
+  line("const float* wa = sa + wm * ", t.frags_m * 16 * ld, ";");
+  line("const float* wb = sb + wn * ", t.frags_n * 8 * ld, ";");
+  unroll();
+  open("for (int kk = 0; kk < ", kp / 8, "; ++kk)");
+  line("unsigned fa[", t.frags_m, "][4], fb[", t.frags_n, "][2];");
+  unroll();
+  line("for (int i = 0; i < ", t.frags_m, "; ++i) tsr_frag_a_tf32(fa[i], wa + i * ", 16 * ld,
+       " + kk * 8, ", ld, ", ", lane(), ");");
+  unroll();
+  line("for (int j = 0; j < ", t.frags_n, "; ++j) tsr_frag_b_tf32(fb[j], wb + j * ", 8 * ld,
+       " + kk * 8, ", ld, ", ", lane(), ");");
+  unroll();
+  open("for (int i = 0; i < ", t.frags_m, "; ++i)");
+  unroll();
+  open("for (int j = 0; j < ", t.frags_n, "; ++j)");
+  line("const int q = (i * ", t.frags_n, " + j) * 4;");
+  const std::string& v = name(op.results[0]);
+  line("tsr_mma_tf32(", v, "[q], ", v, "[q + 1], ", v, "[q + 2], ", v, "[q + 3], fa[i], fb[j]);");
+  close();
+  close();
   close();
 }
 

@@ -67,12 +67,15 @@ TesseraTensorRef tensor_ref(const LoadedKernel& k, size_t index, const TensorArg
   return ref;
 }
 
-// The TMA descriptor of `spec` over tensor argument t (rank 2, f16/bf16, rows 16-byte aligned:
-// the code generator asked for it only then). The driver checks the rest and refuses what the
-// hardware cannot do (an extent past 2^32, a misaligned base), which would be a bug of ours.
+// The TMA descriptor of `spec` over tensor argument t (rank 2 to 4, f16/bf16, outer strides
+// 16-byte aligned: the code generator asked for it only then). The driver checks the rest and
+// refuses what the hardware cannot do (an extent past 2^32, a misaligned base), which would be a
+// bug of ours.
 CUtensorMap tensor_map(const LoadedKernel& k, const TensorMapSpec& spec, const TensorArg& t) {
   const size_t esize = dtype_size(t.dtype);
-  if (t.shape.size() != 2 || (t.dtype != DType::F16 && t.dtype != DType::BF16))
+  const size_t rank = t.shape.size();
+  if (rank < 2 || rank > 4 || (t.dtype != DType::F16 && t.dtype != DType::BF16) ||
+      spec.outer_axis < 0 || static_cast<size_t>(spec.outer_axis) + 1 >= rank)
     fail<InternalError>("internal error (a bug in Tessera): kernel '", k.name,
                         "' asks for a tensor map of argument ", spec.param + 1, ", a ",
                         dtype_name(t.dtype), " tensor of rank ", t.shape.size());
@@ -82,21 +85,29 @@ CUtensorMap tensor_map(const LoadedKernel& k, const TensorMapSpec& spec, const T
       fail<LaunchError>("kernel '", k.name, "': argument ", spec.param + 1, " has shape ",
                         to_string(t.shape), "; the tensor-memory accelerator addresses extents up ",
                         "to 2^31 - 1 elements; split the tensor along that axis");
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(t.shape[1]),
-                              static_cast<cuuint64_t>(t.shape[0])};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(t.strides[0]) * esize};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(spec.box_inner),
-                             static_cast<cuuint32_t>(spec.box_outer)};
-  const cuuint32_t element_strides[2] = {1, 1};
+  // Innermost axis first, as TMA counts them.
+  cuuint64_t dims[4], strides[3];
+  cuuint32_t box[4], element_strides[4];
+  for (size_t i = 0; i < rank; ++i) {
+    const size_t axis = rank - 1 - i;
+    dims[i] = static_cast<cuuint64_t>(t.shape[axis]);
+    if (i > 0) strides[i - 1] = static_cast<cuuint64_t>(t.strides[axis]) * esize;
+    box[i] = i == 0 ? static_cast<cuuint32_t>(spec.box_inner)
+             : axis == static_cast<size_t>(spec.outer_axis)
+                 ? static_cast<cuuint32_t>(spec.box_outer)
+                 : 1u;
+    element_strides[i] = 1;
+  }
   const CUtensorMapSwizzle swizzle = spec.swizzle_bytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
                                      : spec.swizzle_bytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                                                                 : CU_TENSOR_MAP_SWIZZLE_32B;
   CUtensorMap map;
   const CUresult r = driver().cuTensorMapEncodeTiled(
       &map,
-      t.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-      t.data, dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      t.dtype == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+      static_cast<cuuint32_t>(rank), t.data, dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
     check(r, "cuTensorMapEncodeTiled",
           detail::cat("encoding the tensor map of argument ", spec.param + 1, " (shape ",
@@ -163,6 +174,20 @@ void check_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
 std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
                               void* error_report, CUstream stream) {
+  const CUstream queue = stream ? stream : k.ctx->stream();
+  queue_launch(k, params, args, config, error_report, queue);
+  try {
+    // Recorded even for an empty grid, so that waiting still means "everything before is done".
+    return std::make_unique<Event>(*k.ctx, queue);
+  } catch (...) {  // the kernel may be running: let it finish before the arguments go back
+    (void)driver().cuStreamSynchronize(queue);
+    throw;
+  }
+}
+
+void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
+                  const LaunchArgs& args, const LaunchConfig& config, void* error_report,
+                  CUstream stream) {
   check_launch(k, params, args, config);
   const DeviceContext& ctx = *k.ctx;
   const CUstream queue = stream ? stream : ctx.stream();
@@ -221,8 +246,6 @@ std::unique_ptr<Event> launch(const LoadedKernel& k, const std::vector<KernelPar
       TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), queue);
       TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), queue);
     }
-    // Recorded even for an empty grid, so that waiting still means "everything before is done".
-    return std::make_unique<Event>(ctx, queue);
   } catch (...) {
     (void)driver().cuStreamSynchronize(queue);
     throw;

@@ -133,7 +133,7 @@ class Planner {
         tile(type(op.operands[0]).shape);
       } else if (cls == OpClass::Mma) {
         const Shape& acc = type(op.results[0]).shape;
-        if (mma_on_tensor_cores(type(op.operands[0]).dtype)) {
+        if (mma_on_tensor_cores(type(op.operands[0]).dtype, op.attrs.tf32)) {
           const int64_t frags = ((acc[0] + 15) / 16) * ((acc[1] + 7) / 8);
           const int64_t warps = std::clamp<int64_t>(pow2_ceil((frags + 7) / 8), 1, 8);
           mma_threads = std::max<int>(mma_threads, static_cast<int>(32 * warps));
@@ -353,7 +353,8 @@ class Planner {
 
   void mma(const ir::Op& op) {
     // Operands a and b are staged in shared memory by the mma from whatever layout they have.
-    const Layout acc = mma_on_tensor_cores(type(op.operands[0]).dtype) ? kMmaAcc : kDistributed;
+    const Layout acc =
+        mma_on_tensor_cores(type(op.operands[0]).dtype, op.attrs.tf32) ? kMmaAcc : kDistributed;
     want(op, 2, acc);
     set(op.results[0], acc);
   }
@@ -457,8 +458,8 @@ MmaTiling mma_tiling(const Shape& acc, int threads) {
   return best;
 }
 
-bool mma_on_tensor_cores(DType operand) {
-  return operand == DType::F16 || operand == DType::BF16;
+bool mma_on_tensor_cores(DType operand, bool tf32) {
+  return operand == DType::F16 || operand == DType::BF16 || (tf32 && operand == DType::F32);
 }
 
 int vector_chunk(DType dtype, const TensorSpec& spec, const Shape& tile, int limit) {
@@ -493,6 +494,18 @@ int LayoutPlan::registers(const Layout& l, const Shape& shape) const {
 }
 
 MmaTiling LayoutPlan::tiling(const Shape& shape) const {
+  if (pipeline && shape == Shape{pipeline->bm, pipeline->bn} &&
+      pipeline->target == PipelineTarget::Ampere) {
+    // mma.sync m16n8k16: the warp grid ampere_warps chose, each warp a whole warp tile.
+    MmaTiling t;
+    t.m = pipeline->bm;
+    t.n = pipeline->bn;
+    t.warps_m = pipeline->warps_m;
+    t.warps_n = pipeline->warps_n;
+    t.frags_m = pipeline->bm / pipeline->warps_m / 16;
+    t.frags_n = pipeline->bn / pipeline->warps_n / 8;
+    return t;
+  }
   if (pipeline && shape == Shape{pipeline->bm, pipeline->bn}) {
     // wgmma m64nNk16: warp w of warpgroup g holds rows 64g + 16w + [0, 16), all N columns, in
     // the 16x8 fragment order of mma.sync (PTX ISA, "wgmma register fragments").

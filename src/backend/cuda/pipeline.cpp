@@ -54,7 +54,8 @@ namespace {
 
 class Matcher {
  public:
-  Matcher(const ir::Function& f, const KernelSpec& spec) : f_(f), spec_(spec) {
+  Matcher(const ir::Function& f, const KernelSpec& spec, PipelineTarget target)
+      : f_(f), spec_(spec), target_(target) {
     def_.assign(f.values.size(), nullptr);
     uses_.assign(f.values.size(), 0);
     ir::walk(f.body, [&](const ir::Op& op) {
@@ -77,7 +78,8 @@ class Matcher {
 
  private:
   // A padded (zero) load of a rank-2 f16/bf16 input whose rows are 16-byte aligned: what TMA
-  // copies, filling outside the tensor with zeros as the load's padding does.
+  // (and cp.async, 16 bytes at a time) copies, filling outside the tensor with zeros as the
+  // load's padding does.
   bool tma_operand(const ir::Op& load, const ir::Op& mma) const {
     if (load.kind != OpKind::Load || uses_[load.results[0]] != 1) return false;
     const ir::Param& p = f_.params.at(static_cast<size_t>(load.attrs.param));
@@ -116,11 +118,15 @@ class Matcher {
     p.bn = static_cast<int>(b->attrs.shape[1]);
     if (b->attrs.shape[0] != p.bk || acc.shape[0] != p.bm || acc.shape[1] != p.bn)
       return std::nullopt;
-    // wgmma is m64: one consumer warpgroup per 64 rows (two at most); B in 64-column strips of
-    // at most 256 (the widest wgmma); K in steps of 16, in strips of at most 64.
-    if ((p.bm != 64 && p.bm != 128) || p.bn % 64 != 0 || p.bn > 256 || p.bk % 16 != 0 ||
-        (p.bk > 64 && p.bk % 64 != 0))
+    p.target = target_;
+    if (target_ == PipelineTarget::Ampere) {
+      if (!ampere_warps(p)) return std::nullopt;
+    } else if ((p.bm != 64 && p.bm != 128) || p.bn % 64 != 0 || p.bn > 256 || p.bk % 16 != 0 ||
+               (p.bk > 64 && p.bk % 64 != 0)) {
+      // wgmma is m64: one consumer warpgroup per 64 rows (two at most); B in 64-column strips
+      // of at most 256 (the widest wgmma); K in steps of 16, in strips of at most 64.
       return std::nullopt;
+    }
 
     // Everything else in the body computes scalars: the tile coordinates of the loads.
     for (const ir::Op& op : body.ops)
@@ -147,6 +153,7 @@ class Matcher {
 
   const ir::Function& f_;
   const KernelSpec& spec_;
+  const PipelineTarget target_;
   std::vector<const ir::Op*> def_;
   std::vector<int> uses_;
 };
@@ -154,8 +161,10 @@ class Matcher {
 }  // namespace
 
 std::optional<MmaPipeline> find_mma_pipeline(const ir::Function& f, const KernelSpec& spec) {
-  if (spec.arch.major != 9 || !spec.arch.specific || f.grid_rank != 2) return std::nullopt;
-  return Matcher(f, spec).run();
+  const bool hopper = spec.arch.major == 9 && spec.arch.specific;
+  const bool ampere = spec.arch.major == 8;
+  if ((!hopper && !ampere) || f.grid_rank != 2) return std::nullopt;
+  return Matcher(f, spec, hopper ? PipelineTarget::Hopper : PipelineTarget::Ampere).run();
 }
 
 }  // namespace tessera::backend::cuda

@@ -60,7 +60,13 @@ namespace tessera::backend::cuda {
   X(cuEventCreate)                 \
   X(cuEventRecord)                 \
   X(cuEventQuery)                  \
-  X(cuEventSynchronize)
+  X(cuEventSynchronize)            \
+  X(cuStreamBeginCapture)          \
+  X(cuStreamEndCapture)            \
+  X(cuGraphInstantiateWithFlags)   \
+  X(cuGraphLaunch)                 \
+  X(cuGraphExecDestroy)            \
+  X(cuGraphDestroy)
 
 // Entry points newer than kMinDriverVersion: null on a driver that lacks them, so every use has
 // a fallback. The function enumeration (CUDA 12.4) finds a kernel in a module without probing

@@ -57,9 +57,10 @@ struct MmaTiling {
 };
 MmaTiling mma_tiling(const Shape& acc, int threads);
 
-// mma runs on tensor cores (mma.sync m16n8k16) for f16/bf16 operands; other operand types take a
+// mma runs on tensor cores (mma.sync m16n8k16) for f16/bf16 operands, and (m16n8k8) for f32
+// operands the user asked to round to TF32 (`tf32`, ir::Attrs::tf32); other operand types take a
 // CUDA-core loop that is correct but not fast.
-bool mma_on_tensor_cores(DType operand);
+bool mma_on_tensor_cores(DType operand, bool tf32 = false);
 
 // Elements per global-memory access of a tile of `tile` shape of a tensor with `spec`: the
 // largest power of two that fits 16 bytes, the tensor's alignment and `limit`, divides the tile's

@@ -12,12 +12,17 @@
 // that multiply them with wgmma; mbarriers order the two (device/tessera_hopper.cuh). The rest of
 // the kernel (what comes before the loop, and the epilogue after it: a bias, an activation, a
 // cast, the store) runs in the consumer warpgroups on the accumulator's registers.
+// On sm_80/86/89 every warp of the block both copies and multiplies: 16-byte cp.async copies into
+// a ring of XOR-swizzled shared-memory stages (commit/wait groups), ldmatrix into mma.sync
+// fragments, the warps tiled over the accumulator (device/tessera_ampere.cuh,
+// codegen_pipeline_sm80.cpp).
 //
 // Before: f promoted and verified. After: nothing changes in f; the finding is a description.
 // A loop that does not fit returns nullopt, and the kernel takes the general lowering (correct
 // for every kernel, fast for none of these).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 
@@ -26,7 +31,12 @@
 
 namespace tessera::backend::cuda {
 
+// Which lowering a pipeline takes: TMA + mbarriers + wgmma (sm_90a), or cp.async + ldmatrix +
+// mma.sync (sm_80, sm_86, sm_89).
+enum class PipelineTarget : uint8_t { Hopper, Ampere };
+
 struct MmaPipeline {
+  PipelineTarget target = PipelineTarget::Hopper;
   const ir::Op* loop = nullptr;  // the for op, in the kernel's top-level block
   const ir::Op* load_a = nullptr;
   const ir::Op* load_b = nullptr;
@@ -34,12 +44,17 @@ struct MmaPipeline {
   int a_param = 0, b_param = 0;
   DType operand = DType::F16;  // f16 or bf16; the accumulator is f32
   int bm = 0, bn = 0, bk = 0;
+  // Ampere: the block's warps tile the accumulator as a warps_m x warps_n grid (ampere_warps).
+  int warps_m = 0, warps_n = 0;
   // The ops the producer evaluates too: those the loop's bounds and the loads' tile coordinates
   // depend on (scalars without effects, in the top-level block and in the body).
   std::set<const ir::Op*> producer_ops;
 
-  int consumers() const { return bm / 64; }  // consumer warpgroups, 64 rows each
-  int consumer_threads() const { return 128 * consumers(); }
+  int consumers() const { return bm / 64; }  // Hopper: consumer warpgroups, 64 rows each
+  // The threads that hold the accumulator (on Hopper the producer warpgroup comes on top).
+  int consumer_threads() const {
+    return target == PipelineTarget::Ampere ? 32 * warps_m * warps_n : 128 * consumers();
+  }
   // A is copied in column strips ("atoms") of at most 64 elements (128 bytes, the widest TMA
   // swizzle); each strip is a [bm, a_atom] box swizzled by its row width.
   int a_atom() const { return bk < 64 ? bk : 64; }
@@ -54,7 +69,14 @@ struct MmaPipeline {
 // consumers may skip it when only the producer needs it, or compute it early.
 bool scalar_and_pure(const ir::Function& f, const ir::Op& op);
 
-// The loop of f that the backend pipelines for `spec`, if any (sm_90a only, for now).
+// The loop of f that the backend pipelines for `spec`, if any: on sm_90a (Hopper) and on
+// sm_80, sm_86 and sm_89 (Ampere).
 std::optional<MmaPipeline> find_mma_pipeline(const ir::Function& f, const KernelSpec& spec);
+
+// The Ampere lowering's warp grid for a [bm, bn] accumulator and K step bk, set in p: warp tiles
+// near 64x64 (each ldmatrix'd fragment feeds several mma), 4 to 8 warps, every warp tile a whole
+// number of 16x16 pieces (ldmatrix.x4 loads 16 rows of A, 16 columns of B), and operand rows that
+// the XOR swizzle can permute (pipeline_sm80.cpp). False when the tile does not fit.
+bool ampere_warps(MmaPipeline& p);
 
 }  // namespace tessera::backend::cuda

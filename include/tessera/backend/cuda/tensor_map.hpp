@@ -5,14 +5,15 @@
 
 namespace tessera::backend::cuda {
 
-// A 2-D descriptor over a rank-2 tensor parameter: boxes of box_inner x box_outer elements
-// (innermost axis first), swizzled as the kernel's wgmma descriptors expect. Elements of a box
-// outside the tensor read as zero.
+// A descriptor over a tensor parameter of rank 2 to 4: boxes of box_inner elements along the
+// innermost axis, box_outer along axis `outer_axis` and 1 along the others, swizzled as the
+// kernel's wgmma descriptors expect. Elements of a box outside the tensor read as zero.
 struct TensorMapSpec {
   int param = 0;
   int box_inner = 64;
   int box_outer = 64;
   int swizzle_bytes = 128;  // 32, 64 or 128
+  int outer_axis = 0;
   friend bool operator==(const TensorMapSpec&, const TensorMapSpec&) = default;
 };
 

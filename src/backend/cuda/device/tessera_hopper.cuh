@@ -59,6 +59,26 @@ __device__ __forceinline__ void tsr_tma_load_2d(void* dst, const TesseraTensorMa
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(tsr_smem_addr(bar))
       : "memory");
 }
+// The same over rank-3 and rank-4 tensors (attention's [L, H, D] and [B, L, H, D] tiles).
+__device__ __forceinline__ void tsr_tma_load_3d(void* dst, const TesseraTensorMap* map,
+                                                unsigned long long* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3, %4}], [%5];" ::"r"(tsr_smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2),
+      "r"(tsr_smem_addr(bar))
+      : "memory");
+}
+__device__ __forceinline__ void tsr_tma_load_4d(void* dst, const TesseraTensorMap* map,
+                                                unsigned long long* bar, int c0, int c1, int c2,
+                                                int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3, %4, %5}], [%6];" ::"r"(tsr_smem_addr(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "r"(tsr_smem_addr(bar))
+      : "memory");
+}
 __device__ __forceinline__ void tsr_tma_prefetch_map(const TesseraTensorMap* map) {
   asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<unsigned long long>(map))
                : "memory");

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The Qwen3 engine at Qwen3-0.6B's real shapes on the GPU machine, in one command (issue 14 items 3
+# and 4): builds examples/qwen3 with the machine's compiler, writes RANDOM weights at Qwen3-0.6B's
+# shapes (scripts/qwen3_weights.py, bf16, 1.2 GB: made there, too big to carry), runs transformers'
+# own Qwen3 on them in f32 and bf16 (scripts/qwen3_reference.py: prefill of 16 tokens + 32 greedy
+# decode steps), checks the engine's logits in f32 and bf16 against them, then times the engine
+# (prefill of 512 tokens, 64 decode steps at batch 1) beside PyTorch eager (batches 1, 4, 16) with
+# each decode step's fraction of the bandwidth roofline at the copy bandwidth torch measured there.
+# Ends with the PyTorch DLPack example (examples/python_dlpack, issue 13) on torch's stream.
+# Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt.
+#   OUT=dir bash scripts/qwen3_gpu.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-logs}
+mkdir -p "$OUT"
+build=${BUILD_DIR:-build-qwen3}
+model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
+py=${PYTHON:-python3}
+t0=$SECONDS
+{ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BUILD_TESTS=OFF \
+    -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_TOOLS=OFF &&
+  cmake --build "$build" -j "$(nproc)" --target qwen3_tiny; } >"$OUT/qwen3_build.log" 2>&1
+echo "build rc=$? ($((SECONDS - t0)) s)"
+export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
+exe=$build/examples/qwen3_tiny
+{
+  t=$SECONDS
+  "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda
+  echo "weights rc=$? ($((SECONDS - t)) s)"
+  t=$SECONDS
+  "$py" scripts/qwen3_reference.py --model "$model" --dtype float32 --out "$model/ref_f32.safetensors"
+  echo "reference f32 rc=$? ($((SECONDS - t)) s)"
+  t=$SECONDS
+  "$py" scripts/qwen3_reference.py --model "$model" --dtype bfloat16 \
+    --tokens "$model/ref_f32.safetensors" --out "$model/ref_bf16.safetensors"
+  echo "reference bf16 rc=$? ($((SECONDS - t)) s)"
+  t=$SECONDS
+  timeout 300 "$exe" --model "$model" --reference "$model/ref_f32.safetensors" \
+    --reference-bf16 "$model/ref_bf16.safetensors"
+  echo "qwen3 check rc=$? ($((SECONDS - t)) s)"
+} >"$OUT/qwen3_check.txt" 2>&1
+grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.txt"
+{
+  t=$SECONDS
+  timeout 200 "$py" scripts/qwen3_reference.py --model "$model" --bench
+  echo "torch bench rc=$? ($((SECONDS - t)) s)"
+} >"$OUT/qwen3_bench.txt" 2>&1
+bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3_bench.txt")
+{
+  t=$SECONDS
+  timeout 200 "$exe" --model "$model" --bench --bandwidth "${bw:-4800}"
+  echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
+} >>"$OUT/qwen3_bench.txt" 2>&1
+grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
+BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
+echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
+tail -4 "$OUT/python_example.txt"

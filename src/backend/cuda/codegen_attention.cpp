@@ -1,0 +1,673 @@
+// The attention loop on sm_90a (attention_pipeline.hpp says which loops), built like
+// FlashAttention-3's forward: a producer warp copies Q once per tile and K, V per key tile with TMA
+// into an mbarrier-guarded ring; consumer warpgroups of 64 rows compute S = Q K^T by wgmma from
+// shared memory, run the body's elementwise ops and row reductions on the accumulator fragments,
+// and feed P (cast to 16 bits in registers) to wgmma as its register A operand against V.
+//
+// Register layouts (per consumer thread; warp w of warpgroup g, lane l; r0 = 64g + 16(w%4) + l/4):
+//   Frag  a [BM, N] tile (or a [1, N] one, equal down its columns) in wgmma's accumulator order:
+//         register i holds row r0 + 8*((i >> 1) & 1), column 8*(i >> 2) + 2*(l % 4) + (i & 1).
+//   Row   a [BM, 1] tile: register r holds row r0 + 8r (the four lanes of a quad hold the same).
+//   Uniform values are the general emitter's (one scalar, every thread the same).
+// A row reduction is the thread's registers of the row, then two shuffles across the quad; a
+// broadcast of a Row to [BM, N] is free; P's registers for k step kk are Frag registers
+// 8kk .. 8kk + 7 packed in pairs, which is exactly wgmma's A fragment (PTX ISA, "Register
+// Fragments"), so P never goes through shared memory.
+//
+// Shared memory: [Q: strips of [BM rows][128 B]][ring: stages of [K strips][V strips]], each
+// strip a TMA box with 128-byte swizzle, 1024-byte aligned. K is read K-major (the layout of
+// wgmma's A operand, 8-row groups 1024 bytes apart); V N-major ("transposed", strips BN * 128
+// bytes apart), as the GEMM pipeline reads its B.
+#include <algorithm>
+
+#include "codegen_emitter.hpp"
+#include "codegen_runtime.hpp"
+#include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/backend/cuda/pipeline.hpp"
+
+namespace tessera::backend::cuda::detail {
+
+using ir::OpClass;
+using ir::OpKind;
+using ir::ValueId;
+
+namespace {
+
+constexpr int kMaxStages = 4;
+// Registers per thread after setmaxnreg: 24 * 128 + 240 * 256 = 64512 of a multiprocessor's 65536.
+constexpr int kProducerRegs = 24;
+constexpr int kConsumerRegs = 240;
+
+// Thrown inside the lowering when the body has an op it does not hold in registers: the kernel
+// then takes the general lowering (never a wrong one).
+struct Unsupported {
+  std::string why;
+};
+
+}  // namespace
+
+class AttentionLowering {
+ public:
+  AttentionLowering(Emitter& e, const AttentionPipeline& a) : e_(e), a_(a) {
+    kind_.assign(e.fn().values.size(), Kind::None);
+  }
+
+  EmittedKernel run();
+
+ private:
+  enum class Kind : uint8_t { None, Uniform, Row, Frag };
+
+  const ir::Function& f() const { return e_.fn(); }
+  const ir::Type& type(ValueId v) const { return e_.type(v); }
+  const std::string& name(ValueId v) const { return e_.name(v); }
+  template <class... Args>
+  void line(Args&&... args) {
+    e_.line(std::forward<Args>(args)...);
+  }
+  template <class... Args>
+  void open(Args&&... args) {
+    e_.open(std::forward<Args>(args)...);
+  }
+  void close(const std::string& tail = "}") { e_.close(tail); }
+  [[noreturn]] static void unsupported(const ir::Op& op, const std::string& why) {
+    throw Unsupported{std::string(ir::mnemonic(op.kind)) + ": " + why};
+  }
+
+  // ---- layouts ----
+  Kind kind_of_shape(const Shape& s) const {
+    if (s.size() == 2 && s[0] == a_.bm && s[1] == 1) return Kind::Row;
+    if (s.size() == 2 && (s[0] == a_.bm || s[0] == 1) && s[1] % 8 == 0 && s[1] <= 256)
+      return Kind::Frag;
+    return Kind::None;
+  }
+  int regs(ValueId v) const {
+    if (kind_[v] == Kind::Row) return 2;
+    return static_cast<int>(type(v).shape.back() / 2);
+  }
+  // Element `i` of v in a loop over the registers of a value of kind k (v's kind, or uniform).
+  std::string at(ValueId v, const std::string& i) const {
+    return kind_[v] == Kind::Uniform ? name(v) : name(v) + "[" + i + "]";
+  }
+  void declare(ValueId v, Kind k) {
+    kind_[v] = k;
+    line(reg_type(type(v).dtype), " ", name(v), "[", regs(v), "];");
+  }
+  static std::string frag_row(const std::string& i) {
+    return "(tsr_r0 + (((" + i + ") >> 1) & 1) * 8)";
+  }
+  static std::string frag_col(const std::string& i) {
+    return "(((" + i + ") >> 2) * 8 + tsr_c0 + ((" + i + ") & 1))";
+  }
+
+  // ---- the consumer's ops ----
+  void block(const ir::Block& b);
+  void op(const ir::Op& op);
+  void iota(const ir::Op& op);
+  void broadcast(const ir::Op& op);
+  void reshape(const ir::Op& op);
+  void elementwise(const ir::Op& op);
+  void reduce(const ir::Op& op);
+  void scores_mma(const ir::Op& op);
+  void output_mma(const ir::Op& op);
+  void store(const ir::Op& op);
+  void consumer_loop(const ir::Op& op);
+  // ---- the producer ----
+  void producer_block(const ir::Block& b);
+  void producer_loop(const ir::Op& op);
+  void tma(const AttentionLoad& l, const std::string& dst, const std::string& bar,
+           int64_t strip_bytes);
+  // ---- the kernel ----
+  void wgmma_functions();
+  void tile_loop();
+
+  Emitter& e_;
+  const AttentionPipeline& a_;
+  std::vector<Kind> kind_;
+  int stages_ = 0;
+  std::string ss_fn_, rs_fn_;
+};
+
+// ---- the consumer warpgroups -----------------------------------------------------------------
+
+void AttentionLowering::block(const ir::Block& b) {
+  for (const ir::Op& o : b.ops) op(o);
+}
+
+void AttentionLowering::op(const ir::Op& op) {
+  e_.current_op_ = &op;
+  if (op.kind == OpKind::Yield) return;  // the loop assigns its carried values
+  if (op.kind == OpKind::For) return consumer_loop(op);
+  // The loads and the reshapes/transposes between them and the mmas: shared memory only.
+  if (!op.results.empty() && a_.in_shared.count(op.results[0])) {
+    line("// ",
+         comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)),
+         "  (in shared memory: TMA)");
+    return;
+  }
+  if (op.kind == OpKind::Store || op.kind == OpKind::StorePart) {
+    if (op.kind == OpKind::Store) return store(op);
+    unsupported(op, "a partial store");
+  }
+  // Uniform values: the general emitter's code, as in every other kernel.
+  const bool uniform =
+      !op.results.empty() && std::all_of(op.results.begin(), op.results.end(), [&](ValueId r) {
+        return e_.layout(r).kind == LayoutKind::Uniform;
+      });
+  if (uniform && op.regions.empty() && op.kind != OpKind::Load &&
+      std::all_of(op.operands.begin(), op.operands.end(),
+                  [&](ValueId v) { return kind_[v] == Kind::Uniform || kind_[v] == Kind::None; })) {
+    e_.op(op);
+    for (ValueId r : op.results) kind_[r] = Kind::Uniform;
+    return;
+  }
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  if (&op == a_.s_mma) return scores_mma(op);
+  if (&op == a_.pv_mma) return output_mma(op);
+  switch (ir::op_info(op.kind).cls) {
+    case OpClass::Creation:
+      if (op.kind == OpKind::Iota) return iota(op);
+      break;
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::UnaryBool:
+    case OpClass::Classify:
+    case OpClass::Cast:
+    case OpClass::Binary:
+    case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
+    case OpClass::Compare:
+    case OpClass::Select:
+    case OpClass::Ternary:
+      return elementwise(op);
+    case OpClass::Broadcast:
+      return broadcast(op);
+    case OpClass::Reshape:
+      return reshape(op);
+    case OpClass::Reduce:
+      return reduce(op);
+    case OpClass::Interface:
+    case OpClass::Permute:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Mma:
+    case OpClass::Load:
+    case OpClass::Store:
+    case OpClass::For:
+    case OpClass::If:
+    case OpClass::Yield:
+    case OpClass::Print:
+    case OpClass::Local:
+      break;
+  }
+  unsupported(op, "not held in accumulator registers");
+}
+
+void AttentionLowering::iota(const ir::Op& op) {
+  const ValueId r = op.results[0];
+  const Kind k = kind_of_shape(type(r).shape);
+  const int axis = op.attrs.axis;
+  if (k == Kind::None || (k == Kind::Row && axis != 0) ||
+      (k == Kind::Frag && type(r).shape[0] == 1 && axis != 1))
+    unsupported(op, "an iota that is not a row or column index of the tile");
+  declare(r, k);
+  e_.unroll();
+  const std::string idx = k == Kind::Row ? "(tsr_r0 + i * 8)"
+                          : axis == 0    ? frag_row("i")
+                                         : frag_col("i");
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r),
+       "[i] = ", cast(DType::I32, type(r).dtype, idx), ";");
+}
+
+void AttentionLowering::broadcast(const ir::Op& op) {
+  const ValueId x = op.operands[0], r = op.results[0];
+  const Shape& to = type(r).shape;
+  if (kind_of_shape(to) != Kind::Frag) unsupported(op, "a broadcast to a shape not [BM, N]");
+  if (kind_[x] == Kind::Row) {
+    declare(r, Kind::Frag);
+    e_.unroll();
+    line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", name(x), "[(i >> 1) & 1];");
+    return;
+  }
+  if (kind_[x] == Kind::Frag && type(x).shape.back() == to.back()) {  // [1, N] -> [BM, N]
+    kind_[r] = Kind::Frag;
+    e_.alias(r, name(x));
+    return;
+  }
+  unsupported(op, "a broadcast of a tile not a row or a column");
+}
+
+void AttentionLowering::reshape(const ir::Op& op) {
+  // The output tile's [BM, D] -> [1.., BM, 1.., D]: the same registers, for the store.
+  const ValueId x = op.operands[0], r = op.results[0];
+  const Shape& from = type(x).shape;
+  const Shape& to = type(r).shape;
+  int big = 0;
+  for (size_t a = 0; a + 1 < to.size(); ++a) big += to[a] != 1;
+  if (kind_[x] != Kind::Frag || from[0] != a_.bm || to.back() != from.back() || big != 1 ||
+      numel(to) != numel(from))
+    unsupported(op, "a reshape other than adding unit axes to an accumulator");
+  kind_[r] = Kind::Frag;
+  e_.alias(r, name(x));
+}
+
+void AttentionLowering::elementwise(const ir::Op& op) {
+  const ValueId r = op.results[0];
+  Kind k = Kind::Uniform;
+  for (ValueId v : op.operands) {
+    if (kind_[v] == Kind::Uniform) continue;
+    if (kind_[v] == Kind::None || (k != Kind::Uniform && k != kind_[v]) ||
+        type(v).shape != type(r).shape)
+      unsupported(op, "operands in different register layouts");
+    k = kind_[v];
+  }
+  declare(r, k);
+  std::vector<std::string> el;
+  for (ValueId v : op.operands) el.push_back(at(v, "i"));
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", e_.element_expr(op, el), ";");
+}
+
+void AttentionLowering::reduce(const ir::Op& op) {
+  const ValueId x = op.operands[0], r = op.results[0];
+  const OpKind combine = op.kind == OpKind::ReduceSum   ? OpKind::Add
+                         : op.kind == OpKind::ReduceMax ? OpKind::Max
+                         : op.kind == OpKind::ReduceMin ? OpKind::Min
+                                                        : OpKind::Constant;
+  if (combine == OpKind::Constant || kind_[x] != Kind::Frag || type(x).shape[0] != a_.bm ||
+      op.attrs.axis != 1 || type(x).dtype != DType::F32 || type(r).dtype != DType::F32)
+    unsupported(op, "a reduction other than an f32 sum, max or min along a tile's rows");
+  // The thread's own columns of each of its two rows, then the quad's four threads.
+  declare(r, Kind::Row);
+  const int n = regs(x);
+  e_.unroll();
+  open("for (int h = 0; h < 2; ++h)");
+  line("float t = ", name(x), "[2 * h];");
+  e_.unroll();
+  open("for (int i = 0; i < ", n, "; ++i)");
+  line("if (((i >> 1) & 1) == h && i != 2 * h) t = ",
+       e_.combine_expr(combine, DType::F32, "t", name(x) + "[i]"), ";");
+  close();
+  line("t = ", e_.combine_expr(combine, DType::F32, "t", "__shfl_xor_sync(0xffffffffu, t, 1)"),
+       ";");
+  line("t = ", e_.combine_expr(combine, DType::F32, "t", "__shfl_xor_sync(0xffffffffu, t, 2)"),
+       ";");
+  line(name(r), "[h] = t;");
+  close();
+}
+
+// S = Q K^T: Q's and K's strips in shared memory, both K-major.
+void AttentionLowering::scores_mma(const ir::Op& op) {
+  const ValueId r = op.results[0];
+  declare(r, Kind::Frag);
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  line("tsr_wgmma_fence();");
+  for (int kk = 0; kk < a_.dim / 16; ++kk) {
+    const int64_t strip = kk * 16 / 64, within = kk * 16 % 64 * 2;
+    line(ss_fn_, "(", name(r), ", tsr_wgmma_desc(tsr_q + ", strip * a_.bm * 128 + within,
+         " + tsr_wg * 8192, 16, 1024, 1), tsr_wgmma_desc(tsr_sk + ", strip * a_.bn * 128 + within,
+         ", 16, 1024, 1));");
+  }
+  line("tsr_wgmma_commit();");
+  line("tsr_wgmma_wait<0>();");
+}
+
+// O = P V: P's registers (the cast's Frag, packed in pairs) as A; V's strips N-major as B.
+void AttentionLowering::output_mma(const ir::Op& op) {
+  const ValueId p = op.operands[0], r = op.results[0];
+  if (kind_[p] != Kind::Frag) unsupported(op, "probabilities not in accumulator registers");
+  declare(r, Kind::Frag);
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  // P packed in pairs before the fence: wgmma's register operands are then ready (ptxas need not
+  // insert its own warpgroup.arrive between the packing and the multiplies).
+  const std::string pack = a_.operand == DType::BF16 ? "tsr_pack_bf16x2" : "tsr_pack_f16x2";
+  line("unsigned tsr_pa[", a_.bn / 4, "];");
+  e_.unroll();
+  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", name(p), "[2 * i], ",
+       name(p), "[2 * i + 1]);");
+  line("tsr_wgmma_fence();");
+  for (int kk = 0; kk < a_.bn / 16; ++kk)
+    line(rs_fn_, "(", name(r), ", tsr_pa[", 4 * kk, "], tsr_pa[", 4 * kk + 1, "], tsr_pa[",
+         4 * kk + 2, "], tsr_pa[", 4 * kk + 3, "], tsr_wgmma_desc(tsr_sv + ",
+         int64_t{kk} * 16 * 128, ", ", int64_t{a_.bn} * 128, ", 1024, 1));");
+  line("tsr_wgmma_commit();");
+  line("tsr_wgmma_wait<0>();");
+}
+
+// The output tile straight from its fragments: two neighbouring columns a register pair.
+void AttentionLowering::store(const ir::Op& op) {
+  const ValueId x = op.operands[0];
+  const int prm = op.attrs.param;
+  const ir::Param& param = f().params.at(static_cast<size_t>(prm));
+  const Shape& tile = param.tile_shape;
+  const int rank = static_cast<int>(tile.size());
+  if (kind_[x] != Kind::Frag || type(x).shape != tile || rank < 2)
+    unsupported(op, "a store of a value not in accumulator registers");
+  int row_axis = -1;
+  for (int a = 0; a + 1 < rank; ++a)
+    if (tile[static_cast<size_t>(a)] != 1) row_axis = a;
+  if (row_axis < 0 || tile[static_cast<size_t>(row_axis)] != a_.bm)
+    unsupported(op, "a store whose tile is not [.., BM, .., N]");
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  const std::string t = e_.param_var(prm);
+  const std::string st = storage_type(param.dtype);
+  open("");
+  // The tile's first element along each axis, and whether the tile lies in the tensor there.
+  std::string base = "0LL", inside = "true";
+  for (int a = 0; a < rank; ++a) {
+    const std::string origin =
+        "(long long)" + e_.tile_coord(a) + " * " + str(tile[static_cast<size_t>(a)]);
+    if (a == row_axis || a == rank - 1) continue;  // added per element below
+    base += " + " + origin + " * " + t + ".strides[" + str(a) + "]";
+    inside += " && " + origin + " < " + t + ".shape[" + str(a) + "]";
+  }
+  line("const long long tsr_base = ", base, ";");
+  line("const long long tsr_row0 = (long long)", e_.tile_coord(row_axis), " * ", a_.bm, ";");
+  line("const long long tsr_col0 = (long long)", e_.tile_coord(rank - 1), " * ", tile.back(), ";");
+  line(st, "* const tsr_out = (", st, "*)", t, ".data;");
+  e_.unroll();
+  open("for (int i = 0; i < ", regs(x), "; ++i)");
+  line("const long long row = tsr_row0 + ", frag_row("i"), ", col = tsr_col0 + ", frag_col("i"),
+       ";");
+  line("if (", inside, " && row < ", t, ".shape[", row_axis, "] && col < ", t, ".shape[", rank - 1,
+       "]) tsr_out[tsr_base + row * ", t, ".strides[", row_axis, "] + col * ", t, ".strides[",
+       rank - 1, "]] = ", to_storage(param.dtype, name(x) + "[i]"), ";");
+  close();
+  close();
+}
+
+void AttentionLowering::consumer_loop(const ir::Op& op) {
+  const ir::Block& body = op.regions[0];
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  line("// consumers: S = Q K^T and O += P V by wgmma over each stage the producer filled");
+  // The carried values, in the registers their shape says (or uniform).
+  for (size_t i = 0; i + 1 < body.args.size(); ++i) {
+    const ValueId arg = body.args[i + 1], init = op.operands[3 + i];
+    const Kind k =
+        e_.layout(arg).kind == LayoutKind::Uniform ? Kind::Uniform : kind_of_shape(type(arg).shape);
+    if (k == Kind::None || (k == Kind::Uniform && kind_[init] != Kind::Uniform))
+      unsupported(op, "a carried value not held in registers");
+    if (k == Kind::Uniform) {
+      kind_[arg] = Kind::Uniform;
+      line(reg_type(type(arg).dtype), " ", name(arg), " = ", name(init), ";");
+    } else {
+      if (kind_[init] != Kind::Uniform && kind_[init] != k)
+        unsupported(op, "a carried value in two layouts");
+      declare(arg, k);
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(arg), "; ++i) ", name(arg), "[i] = ", at(init, "i"), ";");
+    }
+  }
+  line("tsr_mbar_wait(&tsr_qfull, tsr_qphase);");
+  const std::string it = "it_" + name(body.args[0]);
+  open("for (long long ", it, " = ", name(op.operands[0]), "; ", it, " < ", name(op.operands[1]),
+       "; ++", it, ")");
+  kind_[body.args[0]] = Kind::Uniform;
+  line("const int ", name(body.args[0]), " = (int)", it, ";");
+  line("tsr_mbar_wait(&tsr_full[tsr_stage], tsr_phase);");
+  line("const unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", a_.stage_bytes(), ";");
+  line("const unsigned char* const tsr_sv = tsr_sk + ", a_.kv_bytes(), ";");
+  // The stage goes back to the producer once both of its mmas are done (each waits for its own).
+  const ir::Op* last_mma = nullptr;
+  for (const ir::Op& o : body.ops)
+    if (&o == a_.s_mma || &o == a_.pv_mma) last_mma = &o;
+  for (const ir::Op& o : body.ops) {
+    this->op(o);
+    if (&o == last_mma)
+      line("if (lane == 0) tsr_mbar_arrive(&tsr_empty[tsr_stage]);  // K and V are read");
+  }
+  const ir::Op& yield = body.ops.back();
+  // Read every yielded value before any carried one is written (one may be yielded into another).
+  for (size_t i = 0; i < yield.operands.size(); ++i) {
+    const ValueId y = yield.operands[i], arg = body.args[i + 1];
+    if (kind_[arg] == Kind::Uniform) {
+      if (kind_[y] != Kind::Uniform) unsupported(op, "a carried value in two layouts");
+      line("const ", reg_type(type(arg).dtype), " tsr_next", i, " = ", name(y), ";");
+    } else {
+      if (kind_[y] != Kind::Uniform && kind_[y] != kind_[arg])
+        unsupported(op, "a carried value in two layouts");
+      line(reg_type(type(arg).dtype), " tsr_next", i, "[", regs(arg), "];");
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(arg), "; ++i) tsr_next", i, "[i] = ", at(y, "i"), ";");
+    }
+  }
+  for (size_t i = 0; i < yield.operands.size(); ++i) {
+    const ValueId arg = body.args[i + 1];
+    if (kind_[arg] == Kind::Uniform) {
+      line(name(arg), " = tsr_next", i, ";");
+    } else {
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(arg), "; ++i) ", name(arg), "[i] = tsr_next", i, "[i];");
+    }
+  }
+  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  close();
+  line("if (lane == 0) tsr_mbar_arrive(&tsr_qempty);  // this tile's Q is read");
+  line("tsr_qphase ^= 1;");
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    kind_[op.results[i]] = kind_[body.args[i + 1]];
+    e_.alias(op.results[i], name(body.args[i + 1]));
+  }
+}
+
+// ---- the producer ----------------------------------------------------------------------------
+
+// One load's tile, in 64-element strips of `strip_bytes` each, completing on `bar`.
+void AttentionLowering::tma(const AttentionLoad& l, const std::string& dst, const std::string& bar,
+                            int64_t strip_bytes) {
+  const ir::Op& load = *l.load;
+  const int rank = static_cast<int>(load.attrs.shape.size());
+  // One map per load (not per parameter: two loads of one tensor may box different rows).
+  const int map = &l == &a_.q ? 0 : &l == &a_.k ? 1 : 2;
+  for (int s = 0; s < a_.strips(); ++s) {
+    std::string coords;
+    for (int a = rank - 1; a >= 0; --a) {
+      coords += ", (int)((long long)" + name(load.operands[static_cast<size_t>(a)]) + " * " +
+                str(load.attrs.shape[static_cast<size_t>(a)]) +
+                (a == rank - 1 && s > 0 ? " + " + str(64 * s) : "") + ")";
+    }
+    line("tsr_tma_load_", rank, "d(", dst, " + ", s * strip_bytes, ", &tsr_map", map, ", ", bar,
+         coords, ");");
+  }
+}
+
+void AttentionLowering::producer_block(const ir::Block& b) {
+  for (const ir::Op& o : b.ops) {
+    if (&o == a_.loop) {
+      producer_loop(o);
+    } else if (a_.producer_ops.count(&o)) {
+      e_.op(o);
+    } else if (&o == a_.q.load) {
+      line("tsr_mbar_wait(&tsr_qempty, tsr_qphase ^ 1);  // the last tile's Q is read");
+      line("tsr_mbar_expect_tx(&tsr_qfull, ", a_.q_bytes(), ");");
+      tma(a_.q, "tsr_q", "&tsr_qfull", int64_t{a_.bm} * 128);
+    }
+  }
+  line("tsr_qphase ^= 1;");
+}
+
+void AttentionLowering::producer_loop(const ir::Op& op) {
+  const ir::Block& body = op.regions[0];
+  line("// producer: K and V of each key tile, copied by TMA into the ring");
+  const std::string it = "it_" + name(body.args[0]);
+  open("for (long long ", it, " = ", name(op.operands[0]), "; ", it, " < ", name(op.operands[1]),
+       "; ++", it, ")");
+  line("const int ", name(body.args[0]), " = (int)", it, ";");
+  for (const ir::Op& o : body.ops)
+    if (a_.producer_ops.count(&o)) e_.op(o);
+  line("tsr_mbar_wait(&tsr_empty[tsr_stage], tsr_phase ^ 1);");
+  line("unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", a_.stage_bytes(), ";");
+  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", a_.stage_bytes(), ");");
+  tma(a_.k, "tsr_sk", "&tsr_full[tsr_stage]", int64_t{a_.bn} * 128);
+  tma(a_.v, "tsr_sk + " + str(a_.kv_bytes()), "&tsr_full[tsr_stage]", int64_t{a_.bn} * 128);
+  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  close();
+}
+
+// ---- the kernel ------------------------------------------------------------------------------
+
+// wgmma m64nNk16 with f32 accumulators: S's (A and B K-major in shared memory) and O's (A in
+// registers, B N-major in shared memory).
+void AttentionLowering::wgmma_functions() {
+  const std::string type = a_.operand == DType::BF16 ? "bf16" : "f16";
+  const auto fn = [&](const std::string& fname, int n, bool reg_a) {
+    const int regs = n / 2;
+    std::string list, outs;
+    for (int i = 0; i < regs; ++i) {
+      list += (i ? ", %" : "%") + str(i);
+      outs += std::string(i ? ", " : "") + "\"+f\"(d[" + str(i) + "])";
+    }
+    if (reg_a) {
+      open("__device__ __forceinline__ void ", fname, "(float (&d)[", regs,
+           "], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned long long db)");
+      line("asm volatile(");
+      line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %", regs + 5, ", 0;\\n\"");
+      line("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", type, ".", type, " {", list,
+           "}, {%", regs, ", %", regs + 1, ", %", regs + 2, ", %", regs + 3, "}, %", regs + 4,
+           ", p, 1, 1, 1;\\n}\\n\"");
+      line("    : ", outs);
+      line("    : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(db), \"r\"(1));");
+    } else {
+      open("__device__ __forceinline__ void ", fname, "(float (&d)[", regs,
+           "], unsigned long long da, unsigned long long db)");
+      line("asm volatile(");
+      line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %", regs + 2, ", 0;\\n\"");
+      line("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", type, ".", type, " {", list,
+           "}, %", regs, ", %", regs + 1, ", p, 1, 1, 0, 0;\\n}\\n\"");
+      line("    : ", outs);
+      line("    : \"l\"(da), \"l\"(db), \"r\"(1));");
+    }
+    close();
+  };
+  ss_fn_ = "tsr_wgmma_ss_" + type + "_n" + str(a_.bn);
+  rs_fn_ = "tsr_wgmma_rs_" + type + "_n" + str(a_.dim);
+  fn(ss_fn_, a_.bn, false);
+  fn(rs_fn_, a_.dim, true);
+}
+
+// This block's tiles (a persistent grid): row-major over grid.tiles, the last axis fastest.
+void AttentionLowering::tile_loop() {
+  open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  line("long long rest = blk;");
+  const int rank = std::max(f().grid_rank, 1);
+  for (int d = rank - 1; d >= 0; --d) {
+    line("const int ", e_.tile_coord(d), " = (int)(rest % grid.tiles[", d, "]);");
+    if (d > 0) line("rest /= grid.tiles[", d, "];");
+  }
+}
+
+EmittedKernel AttentionLowering::run() {
+  const int t = a_.consumer_threads();
+  const int64_t limit = smem_limit(e_.spec_.arch);
+  stages_ = static_cast<int>(
+      std::min<int64_t>(kMaxStages, (limit - 1024 - a_.q_bytes()) / a_.stage_bytes()));
+  if (stages_ < 2) return {};
+  wgmma_functions();
+  const std::string helpers = e_.out_.str();
+  e_.out_.str("");
+  e_.barrier_stmt_ = "tsr_bar_sync(1, " + str(t) + ");";
+  e_.depth_ = 3;
+  try {
+    block(f().body);
+  } catch (const Unsupported&) {
+    return {};
+  }
+  // The general emitter staged nothing in shared memory (the ring starts at 0).
+  if (e_.smem_bytes_ != 0 || e_.uses_barrier_) return {};
+  const std::string consumer = e_.out_.str();
+  e_.out_.str("");
+  e_.depth_ = 4;
+  producer_block(f().body);
+  const std::string producer = e_.out_.str();
+  e_.out_.str("");
+  e_.depth_ = 0;
+
+  EmittedKernel k;
+  k.entry = "tessera_" + identifier(f().name);
+  k.threads = t + 128;
+  k.shared_bytes = static_cast<size_t>(a_.q_bytes() + stages_ * a_.stage_bytes() + 1024);
+  k.reports_errors = e_.reports_errors_;
+  k.blocks_per_sm = 1;
+  for (const AttentionLoad* l : {&a_.q, &a_.k, &a_.v})
+    k.tensor_maps.push_back({l->param, 64, l->rows, 128, l->row_axis});
+
+  line("// ---- kernel '", comment_text(f().name), "' (",
+       comment_text(short_path(f().loc.file) + ":" + str(f().loc.line)), ") for ",
+       e_.spec_.arch.str(), " ----");
+  line("// An attention loop: ", a_.consumers(), " consumer warpgroup(s) (wgmma m64n", a_.bn,
+       "k16 for S, m64n", a_.dim, "k16 for O, ", dtype_name(a_.operand),
+       ") and one producer warp (TMA); Q ", a_.bm, "x", a_.dim, ", ", stages_,
+       " stages of K and V ", a_.bn, "x", a_.dim, ".");
+  e_.out_ << helpers;
+  std::string params = "TesseraGrid grid";
+  for (size_t i = 0; i < f().params.size(); ++i) {
+    const ir::Param& prm = f().params[i];
+    params += ", ";
+    params += prm.kind == ir::ParamKind::Scalar ? param_ctype(prm.dtype)
+                                                : std::string("TesseraTensorRef");
+    params += " " + e_.param_vars_[i];
+  }
+  for (int m = 0; m < 3; ++m)
+    params += ", const __grid_constant__ TesseraTensorMap tsr_map" + str(m);
+  open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ", 1) ", k.entry, "(", params,
+       ")");
+  line("#ifdef TESSERA_HOPPER");
+  line("extern __shared__ __align__(1024) unsigned char tsr_smem_raw[];");
+  line("unsigned char* const tsr_smem = tsr_smem_raw + ((1024 - (tsr_smem_addr(tsr_smem_raw) & ",
+       "1023)) & 1023);");
+  line("unsigned char* const tsr_q = tsr_smem;");
+  line("unsigned char* const tsr_ring = tsr_smem + ", a_.q_bytes(), ";");
+  line("__shared__ unsigned long long tsr_full[", stages_, "], tsr_empty[", stages_,
+       "], tsr_qfull, tsr_qempty;");
+  open("if (threadIdx.x == 0)");
+  open("for (int s = 0; s < ", stages_, "; ++s)");
+  line("tsr_mbar_init(&tsr_full[s], 1);  // the producer's arrive.expect_tx");
+  line("tsr_mbar_init(&tsr_empty[s], ", t / 32, ");  // one arrival per consumer warp");
+  close();
+  line("tsr_mbar_init(&tsr_qfull, 1);");
+  line("tsr_mbar_init(&tsr_qempty, ", t / 32, ");");
+  line("tsr_mbar_fence_init();");
+  close();
+  line("__syncthreads();");
+  line("int tsr_stage = 0;");
+  line("unsigned tsr_phase = 0, tsr_qphase = 0;");
+  open("if (threadIdx.x >= ", t, ")");
+  line("// The producer warpgroup: one thread issues every copy.");
+  if (a_.consumers() > 1) line("tsr_regs_dec<", kProducerRegs, ">();");
+  open("if (threadIdx.x == ", t, ")");
+  for (int m = 0; m < 3; ++m) line("tsr_tma_prefetch_map(&tsr_map", m, ");");
+  tile_loop();
+  e_.out_ << producer;
+  close();
+  close();
+  line("return;");
+  close();
+  if (a_.consumers() > 1) line("tsr_regs_inc<", kConsumerRegs, ">();");
+  line("const int tid = threadIdx.x;");
+  line("const int lane = tid & 31;");
+  line("const int warp = tid >> 5;");
+  line("const int tsr_wg = warp >> 2;  // this thread's warpgroup: rows [64 * tsr_wg, + 64)");
+  line("const int tsr_r0 = tsr_wg * 64 + (warp & 3) * 16 + (lane >> 2);");
+  line("const int tsr_c0 = (lane & 3) * 2;");
+  tile_loop();
+  e_.out_ << consumer;
+  close();
+  line("#endif");
+  close();
+  k.source = std::string(abi_source()) + "\n" + std::string(device_runtime_source()) + "\n" +
+             e_.out_.str();
+  return k;
+}
+
+EmittedKernel emit_attention(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan,
+                             const AttentionPipeline& a) {
+  Emitter e(f, spec, plan);
+  return AttentionLowering(e, a).run();
+}
+
+}  // namespace tessera::backend::cuda::detail

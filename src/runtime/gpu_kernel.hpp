@@ -1,0 +1,40 @@
+// A kernel loaded on a GPU, as the runtime launches it (gpu.hpp's opaque GpuKernel), and the
+// reading of a launch's error report: shared by single launches (gpu_launch.cpp) and graph
+// replays (gpu_graph.cpp). Private to the runtime.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/backend/cuda/launch.hpp"
+#include "tessera/backend/cuda/module.hpp"
+#include "tessera/core/error.hpp"
+
+namespace tessera::runtime {
+
+class Completion;
+
+namespace cuda = backend::cuda;
+
+class GpuKernel {
+ public:
+  cuda::LoadedKernel loaded;
+  std::vector<cuda::KernelParam> params;
+  cuda::LaunchConfig config;
+  std::vector<std::pair<SourceLoc, std::string>> op_sites;
+  // A kernel with an error report writes it in its module, shared by all its launches: two of
+  // them running at once on two streams could mix their errors. So a launch of such a kernel on
+  // another stream than the one before it waits for that one, on the device.
+  mutable std::mutex order_mu;
+  mutable std::shared_ptr<Completion> last_launch;
+  mutable void* last_stream = nullptr;
+};
+
+// Reads a launch's copy of its kernel's error report (`report`, kErrorReportBytes of device
+// memory) once the launch is done, and throws the error it describes at the user's line.
+void check_error_report(const GpuKernel& k, const void* report);
+
+}  // namespace tessera::runtime

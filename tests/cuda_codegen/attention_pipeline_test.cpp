@@ -1,0 +1,128 @@
+// The attention lowering on sm_90a (attention_pipeline.hpp, codegen_attention.cpp): a flash-
+// attention forward written as a user writes it is recognized by its loop's structure and lowered
+// to TMA copies and wgmma with the softmax in the accumulators' registers; loops that do not fit
+// (another architecture, unaligned rows, f32, a head dimension not a multiple of 64) take the
+// general lowering. Compile-only: NVRTC checks the emitted code, the GPU tests its results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <tessera/tessera.hpp>
+
+#include "corpus.hpp"
+#include "tessera/backend/cuda/attention_pipeline.hpp"
+#include "tile/trace_kernel.hpp"
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+// The kernel library's flash-attention forward (kernels/src/flash_attention.cpp), traced with
+// [B, L, H, D] tensors: BM queries of one (batch, head) against key tiles of BN.
+template <Element T>
+ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal) {
+  const DType t = dtype_v<T>;
+  return prepared(trace_kernel<Out<T>, In<T>, In<T>, In<T>, Scalar<float>>(
+      "flash",
+      {out_param("o", t, {1, bm, 1, dim}), in_param("q", t, 4), in_param("k", t, 4),
+       in_param("v", t, 4), scalar_param("scale", DType::F32)},
+      [=](Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<float> scale) {
+        numerics(Numerics::fast);
+        const Index b = o.tile_index(0), i = o.tile_index(1), h = o.tile_index(2);
+        const Index kv_head = h / (q.dim(2) / k.dim(2)).template cast<int32_t>();
+        const Index q_len = q.dim(1).template cast<int32_t>();
+        const Index k_len = k.dim(1).template cast<int32_t>();
+        const Tile<T> qt = load(q, {b, i, h, 0}, {1, bm, 1, dim}).reshape({bm, dim});
+        const Index q_pos = iota<int32_t>({bm, 1}, 0) + i * bm + (k_len - q_len);
+        Index k_end = k_len;
+        if (causal) k_end = minimum(k_len, (i + 1) * bm + (k_len - q_len));
+        Tile<float> m = Tile<float>::full({bm, 1}, -INFINITY);
+        Tile<float> l = Tile<float>::zeros({bm, 1});
+        Tile<float> acc = Tile<float>::zeros({bm, dim});
+        for_range(0, (k_end + (bn - 1)) / bn, [&](Index j) {
+          const Tile<T> kt = load(k, {b, j, kv_head, 0}, {1, bn, 1, dim}).reshape({bn, dim});
+          const Tile<T> vt = load(v, {b, j, kv_head, 0}, {1, bn, 1, dim}).reshape({bn, dim});
+          const Index key = iota<int32_t>({1, bn}, 1) + j * bn;
+          Tile<bool> visible = key < k_len;
+          if (causal) visible = visible & (key <= q_pos);
+          const Tile<float> s = select(
+              visible, mma(qt, transpose(kt), Tile<float>::zeros({bm, bn})) * scale, -INFINITY);
+          const Tile<float> m_new = maximum(m, max(s, 1));
+          const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+          const Tile<float> alpha = exp(m - shift);
+          const Tile<float> p = exp(s - shift);
+          l = l * alpha + sum(p, 1);
+          acc = acc * alpha + mma(p.template cast<T>(), vt, Tile<float>::zeros({bm, dim}));
+          m = m_new;
+        });
+        o.store((acc / l).template cast<T>().reshape({1, bm, 1, dim}));
+      }));
+}
+
+TEST(AttentionPipeline, FlashForwardIsLoweredWithTmaAndWgmmaOnSm90a) {
+  for (const bool causal : {false, true}) {
+    for (const ir::Function& f :
+         {flash<half>(128, 128, 128, causal), flash<bfloat16>(128, 128, 64, causal),
+          flash<half>(64, 64, 128, causal)}) {
+      const std::string what = f.params[0].dtype == DType::F16 ? "f16" : "bf16";
+      ASSERT_TRUE(backend::cuda::find_attention_pipeline(f, aligned_spec(f, kSm90a))) << what;
+      const Built b = build(f, aligned_spec(f, kSm90a));
+      const std::string src = kernel_part(b.kernel.source);
+      EXPECT_TRUE(has(src, "An attention loop")) << src;
+      // S = Q K^T from shared memory, O += P V with P in registers: both on wgmma.
+      EXPECT_TRUE(has(b.compiled.ptx, "wgmma.mma_async.sync.aligned.m64n")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "cp.async.bulk.tensor.4d")) << what;
+      EXPECT_TRUE(has(b.compiled.ptx, "mbarrier.try_wait.parity")) << what;
+      EXPECT_FALSE(has(b.compiled.ptx, "mma.sync")) << what;
+      // The softmax's row reductions are quad shuffles on the fragments: no shared memory, no
+      // barrier between the consumers in the loop.
+      EXPECT_TRUE(has(src, "__shfl_xor_sync(0xffffffffu, t, 2)")) << src;
+      EXPECT_FALSE(has(src, "tsr_bar_sync")) << src;
+      EXPECT_FALSE(has(src, "-> distributed")) << src;
+      EXPECT_EQ(b.kernel.tensor_maps.size(), 3u);  // Q, K, V
+      EXPECT_EQ(b.kernel.blocks_per_sm, 1);
+      EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[1]) * 2 + 128);
+    }
+  }
+}
+
+TEST(AttentionPipeline, TheTensorMapsBoxOneRowTileOfEachOperand) {
+  const ir::Function f = flash<half>(128, 64, 128, true);
+  const Built b = build(f, aligned_spec(f, kSm90a));
+  ASSERT_EQ(b.kernel.tensor_maps.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    const backend::cuda::TensorMapSpec& m = b.kernel.tensor_maps[static_cast<size_t>(i)];
+    EXPECT_EQ(m.param, i + 1);  // q, k, v
+    EXPECT_EQ(m.box_inner, 64);
+    EXPECT_EQ(m.box_outer, i == 0 ? 128 : 64);
+    EXPECT_EQ(m.outer_axis, 1);  // L of [B, L, H, D]
+    EXPECT_EQ(m.swizzle_bytes, 128);
+  }
+}
+
+TEST(AttentionPipeline, LoopsThatDoNotFitTakeTheGeneralLowering) {
+  const ir::Function f16 = flash<half>(128, 128, 128, true);
+  // Another architecture, and rows TMA cannot address.
+  EXPECT_FALSE(backend::cuda::find_attention_pipeline(f16, aligned_spec(f16, kSm80)));
+  EXPECT_FALSE(backend::cuda::find_attention_pipeline(f16, unaligned_spec(f16, kSm90a)));
+  const Built general = build(f16, unaligned_spec(f16, kSm90a));
+  EXPECT_FALSE(has(general.compiled.ptx, "wgmma")) << kernel_part(general.kernel.source);
+  EXPECT_TRUE(has(general.compiled.ptx, "mma.sync"));
+  // f32 has no tensor-core path; a head dimension of 96 is not a whole number of TMA strips.
+  const ir::Function f32 = flash<float>(64, 64, 64, false);
+  EXPECT_FALSE(backend::cuda::find_attention_pipeline(f32, aligned_spec(f32, kSm90a)));
+  const ir::Function d96 = flash<half>(64, 64, 96, false);
+  EXPECT_FALSE(backend::cuda::find_attention_pipeline(d96, aligned_spec(d96, kSm90a)));
+  EXPECT_FALSE(has(build(d96, aligned_spec(d96, kSm90a)).compiled.ptx, "wgmma"));
+  // A GEMM loop is not an attention loop.
+  const ir::Function gemm = corpus_kernel("gemm_f16_128x256x64");
+  EXPECT_FALSE(backend::cuda::find_attention_pipeline(gemm, aligned_spec(gemm, kSm90a)));
+}
+
+}  // namespace
+}  // namespace tessera::test
