@@ -173,8 +173,7 @@ class Printer {
         if (!op.operands.empty()) os_ << " " << list(op.operands);
         if (op.attrs.tf32) os_ << " tf32";
         break;
-      case OpKind::Select:
-      case OpKind::Yield:
+      case OpKind::Select: case OpKind::Yield:
       case OpKind::Exp2: case OpKind::Log2: case OpKind::Log1p: case OpKind::Expm1:
       case OpKind::Erf: case OpKind::Sigmoid: case OpKind::Floor: case OpKind::Ceil:
       case OpKind::Round: case OpKind::Trunc: case OpKind::IsNan: case OpKind::IsInf:

@@ -44,9 +44,7 @@ class OwnershipError : public Error { using Error::Error; };
 // A use of a tensor that a graph holds (runtime/graph.hpp) which would break the graph's ownership,
 // or a use of capture() that cannot be replayed. An OwnershipError, so code that catches those
 // keeps catching it.
-class GraphError : public OwnershipError {
-  using OwnershipError::OwnershipError;
-};
+class GraphError : public OwnershipError { using OwnershipError::OwnershipError; };
 // An access outside a tensor that could not be masked.
 class BoundsError : public Error { using Error::Error; };
 // A launch that does not fit the kernel or the device.
