@@ -189,10 +189,12 @@ void AttentionLowering::op(const ir::Op& op) {
       return reduce(op);
     case OpClass::Interface:
     case OpClass::Permute:
+    case OpClass::Slice:
     case OpClass::ArgReduce:
     case OpClass::Scan:
     case OpClass::Mma:
     case OpClass::Load:
+    case OpClass::Gather:
     case OpClass::Store:
     case OpClass::For:
     case OpClass::If:

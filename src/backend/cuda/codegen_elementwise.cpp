@@ -172,11 +172,13 @@ std::string Emitter::element_expr(const ir::Op& op, const std::vector<std::strin
     case ir::OpClass::Broadcast:
     case ir::OpClass::Reshape:
     case ir::OpClass::Permute:
+    case ir::OpClass::Slice:
     case ir::OpClass::Reduce:
     case ir::OpClass::ArgReduce:
     case ir::OpClass::Scan:
     case ir::OpClass::Mma:
     case ir::OpClass::Load:
+    case ir::OpClass::Gather:
     case ir::OpClass::Store:
     case ir::OpClass::For:
     case ir::OpClass::If:
