@@ -1,7 +1,8 @@
 // Top-k sampling. A tile block walks its row in chunks of kChunk columns and keeps a loop-carried
 // list of the kMaxK best (value, index) pairs, sorted by value, ties by index. Merging a chunk
 // into the list takes k steps, each moving the larger of the chunk's and the list's best into a
-// new list and masking it where it came from (the DSL has no sort or top-k op). Then the token is
+// new list and masking it where it came from (k steps a chunk; the DSL's topk would sort each
+// 1024-wide chunk by ranking, 1024 reads an element, and still need this merge). Then the token is
 // drawn from softmax(list / temperature) with the caller's uniform draw, by a cumulative sum over
 // the list written as a masked sum (no cumsum op yet).
 #include <climits>

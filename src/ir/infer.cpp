@@ -251,6 +251,7 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad(info.mnemonic, " along axis ", a.axis, " of ", to_string(t), ", which has rank ",
                    t.rank());
       if (t.dtype == DType::Bool) return bad(info.mnemonic, " needs numbers, not bool");
+      if (kind == OpKind::ArgSort) return ok(Type{DType::I32, t.shape});
       return ok(t);
     }
     case OpClass::Mma: {

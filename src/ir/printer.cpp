@@ -111,6 +111,11 @@ class Printer {
         os_ << " " << list(op.operands) << " axis " << a.axis
             << (a.exclusive ? " exclusive" : " inclusive");
         break;
+      case OpKind::Sort:
+      case OpKind::ArgSort:
+        os_ << " " << list(op.operands) << " axis " << a.axis
+            << (a.descending ? " descending" : " ascending");
+        break;
       case OpKind::Gather:
         os_ << " $" << param(a.param) << " rows " << list(op.operands);
         if (a.padded)

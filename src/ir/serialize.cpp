@@ -12,7 +12,7 @@ namespace tessera::ir {
 namespace {
 
 constexpr uint32_t kMagic = 0x52495354;  // "TSIR"
-constexpr uint32_t kFormat = 2;          // 2: slice's start/length, mma's tf32
+constexpr uint32_t kFormat = 2;          // 2: slice, sort and tf32 attributes
 constexpr unsigned kOpKinds = 0
 #define TESSERA_OP(E, mnemonic, nops, nres, nreg, cls) +1
 #include "tessera/ir/ops.def"
@@ -76,11 +76,12 @@ class Writer {
     put<int64_t>(a.exact.value_or(0));
     put<uint8_t>(a.padded);
     put<uint8_t>(a.exclusive);
+    put<uint8_t>(a.descending);
     put<uint8_t>(a.at_element);
     put(a.start);
     put(a.length);
-    put(a.dtype);
     put<uint8_t>(a.tf32);
+    put(a.dtype);
     str(a.text);
   }
   void block(const Block& b) {
@@ -174,11 +175,12 @@ class Reader {
     if (exact) a.exact = exact_value;
     a.padded = get<uint8_t>() != 0;
     a.exclusive = get<uint8_t>() != 0;
+    a.descending = get<uint8_t>() != 0;
     a.at_element = get<uint8_t>() != 0;
     a.start = get<int64_t>();
     a.length = get<int64_t>();
-    a.dtype = dtype();
     a.tf32 = get<uint8_t>() != 0;
+    a.dtype = dtype();
     a.text = str();
     return a;
   }

@@ -409,6 +409,47 @@ ir::Function store_parts() {
       });
 }
 
+// RoPE's two halves: slices of a loaded f16 tile rotated and concatenated back, and a slice of
+// a constant (which stays uniform).
+ir::Function slice_concat() {
+  return trace_kernel<Out<half>, In<half>>(
+      "slice_concat", {out_param("z", DType::F16, {4, 64}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto t = load_like(x, z).cast<float>();
+        auto a = t.slice(1, 0, 32), b = t.slice(-1, 32, 32);
+        auto c = Tile<float>::full({4, 40}, 0.5f).slice(1, 8, 32);
+        z.store(concat({a * c - b, b * c + a}, 1).cast<half>());
+      });
+}
+
+// A top-k along the rows of an f32 tile (sort and argsort descending, sliced), and an ascending
+// sort along the columns of an i32 tile.
+ir::Function sorts() {
+  return trace_kernel<Out<float>, In<float>, In<int32_t>>(
+      "sorts",
+      {out_param("z", DType::F32, {8, 8}), in_param("x", DType::F32, 2),
+       in_param("k", DType::I32, 2)},
+      [](Out<float> z, In<float> x, In<int32_t> k) {
+        const TopK<float> t = topk(load(x, {z.tile_index(0), 0}, {8, 64}, Pad::neg_inf()), 4, 1);
+        auto s = sort(load_like(k, z), 0).cast<float>();
+        z.store(concat({t.values, t.indices.cast<float>()}, 1) + s);
+      });
+}
+
+// Rows of an embedding table chosen by an index tile, and a paged-cache read (rank 3, unpadded).
+ir::Function gathers() {
+  return trace_kernel<Out<half>, In<half>, In<int32_t>, In<half>>(
+      "gathers",
+      {out_param("z", DType::F16, {8, 64}), in_param("table", DType::F16, 2),
+       in_param("ids", DType::I32, 1), in_param("pages", DType::F16, 3)},
+      [](Out<half> z, In<half> table, In<int32_t> ids, In<half> pages) {
+        auto rows = load(ids, {z.tile_index(0)}, {8});
+        auto e = gather(table, rows, {z.tile_index(1) * 64}, {8, 64});
+        auto p = gather(pages, load(ids, {0}, {1}), {0, 0}, {1, 8, 64}, Pad::none());
+        z.store(e + p.reshape({8, 64}));
+      });
+}
+
 // A load that must not reach past the tensor: out-of-bounds elements set the error flag.
 ir::Function unpadded() {
   return trace_kernel<Out<float>, In<float>>(
@@ -467,6 +508,9 @@ const std::vector<CorpusKernel>& corpus() {
       {"bool_ops", bool_ops},
       {"unpadded", unpadded},
       {"load_at_halo", load_at_halo},
+      {"slice_concat", slice_concat},
+      {"sorts", sorts},
+      {"gathers", gathers},
       {"store_parts", store_parts},
   };
   return kernels;

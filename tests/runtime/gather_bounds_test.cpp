@@ -26,9 +26,8 @@ void at(int line, F&& f) {
 template <bool Unpadded>
 TESSERA_KERNEL(rows_of, Out<float> z, In<float> x, In<int32_t> ids, Scalar<int32_t> shift) {
   const Tile<int32_t> rows = load(ids, {tile_index(0)}, {2});
-  at(__LINE__, [&] {
-    z.store(gather(x, rows, {shift}, {2, 4}, Unpadded ? Pad::none() : Pad::zero()));
-  });
+  const Pad pad = Unpadded ? Pad::none() : Pad::zero();
+  at(__LINE__, [&] { z.store(gather(x, rows, {shift}, {2, 4}, pad)); });
 };
 
 // x [3, 4] holding 10 r + c.
@@ -76,7 +75,7 @@ TEST(GatherBounds, AnUnpaddedGatherPastTheLastColumnNamesTheElement) {
 TEST(GatherBounds, ValidIndicesGatherTheirRows) {
   const auto ids = from_host(std::vector<int32_t>{2, 0, 1, 2}, Device::cpu());
   auto z = zeros<float>({4, 4}, Device::cpu()).partition({2, 4});
-  auto [out, x, i] = rows_of<true>(std::move(z), table(), ids, 0).sync();
+  auto [out, x, i, shift] = rows_of<true>(std::move(z), table(), ids, 0).sync();
   EXPECT_EQ(std::move(out).unpartition().to_vector(),
             (std::vector<float>{20, 21, 22, 23, 0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}));
 }

@@ -193,19 +193,19 @@ TEST(OpRules, StorePartLargerThanTheTileIsRejected) {
 }
 
 TEST(OpRules, SlicePastTheTileNamesItsRangeAndTheExtent) {
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t>) {
                  auto t = load_at(x, {0}, {16});
                  at(__LINE__, [&] { (void)t.slice(0, 12, 8); });
                }),
                "slice [12, 12 + 8) along axis 0 of a f32[16] tile is outside its extent 16; take "
                "0 <= start and 0 < length <= 16 - start");
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t>) {
                  auto t = load_at(x, {0}, {16});
                  at(__LINE__, [&] { (void)t.slice(0, -1, 8); });
                }),
                "slice [-1, -1 + 8) along axis 0 of a f32[16] tile is outside its extent 16; take "
                "0 <= start and 0 < length <= 16 - start");
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t>) {
                  auto t = load_at(x, {0}, {16});
                  at(__LINE__, [&] { (void)t.slice(1, 0, 8); });
                }),
@@ -216,7 +216,7 @@ TEST(OpRules, SlicePastTheTileNamesItsRangeAndTheExtent) {
 }
 
 TEST(OpRules, ConcatOfMismatchedTilesNamesBoth) {
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t>) {
                  auto a = load_at(x, {0}, {4}).reshape({2, 2});
                  auto b = load_at(x, {0}, {6}).reshape({2, 3});
                  at(__LINE__, [&] { (void)concat({a, b}, 0); });
@@ -231,7 +231,7 @@ TEST(OpRules, ConcatOfMismatchedTilesNamesBoth) {
 }
 
 TEST(OpRules, GatherNeedsOneIndexPerRow) {
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t> i) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t> i) {
                  auto rows = load_at(i, {0}, {4});
                  at(__LINE__, [&] { (void)gather(x, rows, {}, {8}); });
                }),
@@ -243,7 +243,7 @@ TEST(OpRules, GatherNeedsOneIndexPerRow) {
 }
 
 TEST(OpRules, LoadTransposedOfARank1TensorIsRejected) {
-  expect_error(trace_error([](Out<float> z, In<float> x, In<int32_t>) {
+  expect_error(trace_error([](Out<float>, In<float> x, In<int32_t>) {
                  at(__LINE__, [&] { (void)load_t(x, {0}, {8}); });
                }),
                "load_t swaps the last two axes, so it needs a tensor and a tile of rank 2 or "

@@ -91,6 +91,7 @@ struct Attrs {
   std::optional<int64_t> exact;
   bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
   bool exclusive = false;    // scans: element i covers 0..i-1 (else 0..i)
+  bool descending = false;   // sort, argsort: largest first (else smallest first)
   // load: the operands are the element where the tile starts along each axis (load_at), not its
   // tile coordinate.
   bool at_element = false;

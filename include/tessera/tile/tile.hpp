@@ -432,6 +432,44 @@ TESSERA_TILE_SCAN(cumsum, CumSum)
 TESSERA_TILE_SCAN(cumprod, CumProd)
 #undef TESSERA_TILE_SCAN
 
+// Which end of a sort comes first.
+enum class Order : uint8_t { ascending, descending };
+
+// Each line along `axis` (negative counts from the end) sorted; argsort: the index along the axis
+// of the element at each sorted position. Stable (equal elements keep their order); NaN counts as
+// the largest value (last ascending, first descending).
+template <Element T>
+Tile<T> sort(const Tile<T>& x, int axis, Order order = Order::ascending,
+             std::source_location l = std::source_location::current()) {
+  ir::Attrs a;
+  a.axis = axis < 0 ? x.rank() + axis : axis;
+  a.descending = order == Order::descending;
+  return Tile<T>(detail::emit(ir::OpKind::Sort, {x.value(l)}, a, l));
+}
+template <Element T>
+Tile<int32_t> argsort(const Tile<T>& x, int axis, Order order = Order::ascending,
+                      std::source_location l = std::source_location::current()) {
+  ir::Attrs a;
+  a.axis = axis < 0 ? x.rank() + axis : axis;
+  a.descending = order == Order::descending;
+  return Tile<int32_t>(detail::emit(ir::OpKind::ArgSort, {x.value(l)}, a, l));
+}
+
+// The k largest elements of each line along `axis`, largest first (ties: the first one first; NaN
+// counts as the largest), and their indices along the axis.
+template <Element T>
+struct TopK {
+  Tile<T> values;
+  Tile<int32_t> indices;
+};
+template <Element T>
+TopK<T> topk(const Tile<T>& x, int64_t k, int axis,
+             std::source_location l = std::source_location::current()) {
+  const int ax = axis < 0 ? x.rank() + axis : axis;
+  return {sort(x, ax, Order::descending, l).slice(ax, 0, k, l),
+          argsort(x, ax, Order::descending, l).slice(ax, 0, k, l)};
+}
+
 // a[M,K] @ b[K,N] + acc[M,N], accumulated in acc's type (tensor cores on the GPU).
 template <Element A, Element C>
 Tile<C> mma(const Tile<A>& a, const Tile<A>& b, const Tile<C>& acc,

@@ -466,6 +466,9 @@ class Interpreter {
       case OpKind::CumSum:
       case OpKind::CumProd:
         return scan(s, op);
+      case OpKind::Sort:
+      case OpKind::ArgSort:
+        return sort(s, op);
       case OpKind::Mma: {
         const TileData& x = in(s, op, 0);
         const TileData& y = in(s, op, 1);
@@ -576,6 +579,33 @@ class Interpreter {
         if (std::isnan(v) || (max ? v > best : v < best)) best = v, at = j;
       }
       r.v[flat] = static_cast<Value>(at);
+    });
+  }
+
+  // sort / argsort along the axis: a stable sort of each line, NaN the largest value.
+  void sort(BlockState& s, const ir::Op& op) {
+    const TileData& x = in(s, op, 0);
+    TileData& r = out(s, op);
+    const size_t axis = static_cast<size_t>(op.attrs.axis);
+    const int64_t stride = row_major_strides(x.shape)[axis], extent = x.shape[axis];
+    const bool down = op.attrs.descending;
+    // a goes before b: the larger (descending) or smaller first, NaN counted as the largest.
+    const auto before = [down](Value a, Value b) {
+      if (std::isnan(a) || std::isnan(b)) return down ? !std::isnan(b) : !std::isnan(a);
+      return down ? a > b : a < b;
+    };
+    std::vector<int64_t> order(static_cast<size_t>(extent));
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      if (idx[axis] != 0) return;  // each line once, from its first element
+      for (int64_t j = 0; j < extent; ++j) order[static_cast<size_t>(j)] = j;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t i, int64_t j) {
+        return before(x.v[flat + i * stride], x.v[flat + j * stride]);
+      });
+      for (int64_t p = 0; p < extent; ++p) {
+        const int64_t from = order[static_cast<size_t>(p)];
+        r.v[flat + p * stride] = op.kind == OpKind::ArgSort ? Value(static_cast<double>(from))
+                                                            : x.v[flat + from * stride];
+      }
     });
   }
 

@@ -510,6 +510,9 @@ void Emitter::op(const ir::Op& op) {
     case OpKind::CumSum:
     case OpKind::CumProd:
       return scan(op);
+    case OpKind::Sort:
+    case OpKind::ArgSort:
+      return sort(op);
     case OpKind::Mma:
       return mma(op);
     case OpKind::Load:

@@ -209,6 +209,7 @@ class Emitter {
   void reduce(const ir::Op& op);      // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
+  void sort(const ir::Op& op);                          // codegen_sort.cpp
   void mma(const ir::Op& op);                           // codegen_mma.cpp
   void tf32_mma(const ir::Op& op, const MmaTiling& t);  // Precision::tf32
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
