@@ -41,7 +41,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 if [ -z "$bin" ]; then
   build=${BUILD_DIR:-build-gpu}
   step "configure" "$OUT/build.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-  step "build" "$OUT/build.log" cmake --build "$build" -j "$(nproc)"
+  # -k 0: one target that fails to build does not keep the others (and their tests) from running.
+  step "build" "$OUT/build.log" cmake --build "$build" -j "$(nproc)" -- -k 0
   ctest --test-dir "$build" -L gpu --show-only=json-v1 | python3 scripts/list_gpu_tests.py >"$build/gpu_tests.txt"
   bin=$build
 fi
