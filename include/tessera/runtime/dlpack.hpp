@@ -21,7 +21,9 @@
 // Streams: Tessera queues a GPU's work on its own stream. from_dlpack does not wait for the
 // producer: its writes must be finished (or ordered before Tessera's work) when a launch reads
 // the tensor; with PyTorch, synchronize its current stream first. to_dlpack waits for the work
-// already queued on the tensor's GPU, so the consumer may use the memory on any stream.
+// already queued on the tensor's GPU, so the consumer may use the memory on any stream. To stay
+// in another library's stream order with no host waits, launch on its stream (adopt_unchecked)
+// and pass that stream to from_dlpack and to_dlpack (the overloads below).
 //
 // Supported: CPU memory (kDLCPU) and CUDA device memory (kDLCUDA), elements of one lane of a
 // Tessera dtype (bool, i8-i64, u8, f16, bf16, f32, f64), strides that never map two indices to
