@@ -14,10 +14,10 @@
 // legacy default stream, is taken as DLPack's 1): the kernel is queued on that stream (adopted,
 // Stream::adopt_unchecked) and the call returns at once, with no copy and no synchronization. The
 // arrays are taken with __dlpack__(stream=...) and given back to their producer in that stream's
-// order (from_dlpack with the stream: torch's caching allocator reuses memory in its stream's
-// order, so nothing waits on the host); the result's __dlpack__(stream=s) orders the consumer's
-// stream s after the kernel on the device. So torch's work before the call and after it is
-// ordered by the stream alone, as for torch's own kernels; to read a result on the host, do what
+// order (from_dlpack_unchecked with the stream: torch's caching allocator reuses memory in its
+// stream's order, so nothing waits on the host); the result's __dlpack__(stream=s) orders the
+// consumer's stream s after the kernel on the device. So torch's work before the call and after it
+// is ordered by the stream alone, as for torch's own kernels; to read a result on the host, do what
 // torch needs anyway (torch.cuda.synchronize(), or .cpu()). The caller must not hand the arrays
 // to another stream meanwhile without torch's usual record_stream.
 // Without `stream` (and on the CPU): Tessera's own stream, and the functions return once the
@@ -65,7 +65,8 @@ Tensor<float, 1> take(py::handle array, const char* function, const char* name,
                           ".__dlpack__() did not return an unused 'dltensor' capsule");
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsule));
   // On an error the capsule still owns the tensor (and frees it when it dies).
-  Tensor<float> t = stream ? from_dlpack<float>(managed, *stream) : from_dlpack<float>(managed);
+  Tensor<float> t =
+      stream ? from_dlpack_unchecked<float>(managed, *stream) : from_dlpack<float>(managed);
   PyCapsule_SetName(capsule.ptr(), kUsedCapsule);
   if (t.rank() != 1)
     throw py::value_error(std::string(function) + ": " + name + " has rank " +
