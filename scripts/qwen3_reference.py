@@ -113,8 +113,9 @@ def bench(args):
     model = load(args.model, torch.bfloat16, dev, "sdpa")
     cfg = model.config
     vocab, layers = cfg.vocab_size, cfg.num_hidden_layers
-    weights = 2 * (sum(p.numel() for p in model.parameters()) - vocab * cfg.hidden_size +
-                   cfg.hidden_size)  # tied: the LM head once, plus one embedding row
+    # Tied: parameters() holds the embedding once, read whole as the LM head, plus the row each
+    # step looks up.
+    weights = 2 * (sum(p.numel() for p in model.parameters()) + cfg.hidden_size)
     prompt = prompt_tokens(args.prompt, vocab)
 
     def prefill(batch):
