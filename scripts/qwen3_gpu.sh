@@ -7,7 +7,8 @@
 # (prefill of 512 tokens, 64 decode steps at batch 1) beside PyTorch eager (batches 1, 4, 16) with
 # each decode step's fraction of the bandwidth roofline at the copy bandwidth torch measured there.
 # Ends with the PyTorch DLPack example (examples/python_dlpack, issue 13) on torch's stream.
-# Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt.
+# Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt, and
+# the speed table qwen3_results.md with its plot qwen3_results.1.svg (scripts/plot_results.py).
 #   OUT=dir bash scripts/qwen3_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,8 @@ bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3
   echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
+# The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
+"$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
 BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
 echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
 tail -4 "$OUT/python_example.txt"

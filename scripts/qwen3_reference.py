@@ -88,33 +88,40 @@ def check(args):
     print(f"qwen3_reference: generated {tokens[args.prompt:]}")
 
 
+def drain():
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
 def timed(fn, repeats):
     """The median wall time of fn() over `repeats` runs, after one warm-up, the GPU drained."""
     fn()
-    torch.cuda.synchronize()
+    drain()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
-        torch.cuda.synchronize()
+        drain()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
 @torch.no_grad()
 def bench(args):
-    dev = "cuda"
+    dev = args.device
     # The copy bandwidth the roofline uses: bytes read + written by a 2 GiB device copy.
-    src = torch.empty(1 << 30, dtype=torch.int16, device=dev)
+    src = torch.empty(1 << 30 if dev == "cuda" else 1 << 24, dtype=torch.int16, device=dev)
     dst = torch.empty_like(src)
     bandwidth = 2 * src.numel() * 2 / timed(lambda: dst.copy_(src), 10) / 1e9
+    print(f"torch_eager: copy bandwidth {bandwidth:.0f} GB/s (read + write, "
+          f"{src.numel() * 2 / 2**30:g} GiB)")
     del src, dst
-    print(f"torch_eager: copy bandwidth {bandwidth:.0f} GB/s (read + write, 2 GiB)")
     model = load(args.model, torch.bfloat16, dev, "sdpa")
     cfg = model.config
     vocab, layers = cfg.vocab_size, cfg.num_hidden_layers
-    weights = 2 * (sum(p.numel() for p in model.parameters()) - vocab * cfg.hidden_size +
-                   cfg.hidden_size)  # tied: the LM head once, plus one embedding row
+    # Tied: parameters() holds the embedding once, read whole as the LM head, plus the row each
+    # step looks up.
+    weights = 2 * (sum(p.numel() for p in model.parameters()) + cfg.hidden_size)
     prompt = prompt_tokens(args.prompt, vocab)
 
     def prefill(batch):
@@ -127,12 +134,12 @@ def bench(args):
         def decode():
             logits, past = prefill(batch)
             token = logits[:, -1].argmax(-1, keepdim=True)
-            torch.cuda.synchronize()
+            drain()
             start = time.perf_counter()
             for _ in range(args.steps):
                 logits, past = forward(model, token, past)
                 token = logits[:, -1].argmax(-1, keepdim=True)
-            torch.cuda.synchronize()
+            drain()
             return time.perf_counter() - start
 
         decode()  # warm-up

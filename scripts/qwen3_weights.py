@@ -97,12 +97,19 @@ def main():
     ap.add_argument("--config", choices=sorted(ARCHITECTURES), default="qwen3-0.6b")
     ap.add_argument("--out", required=True, help="the model directory to write")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--layers", type=int, help="fewer layers than the configuration's (a quick run "
+                                               "at the real per-layer shapes)")
+    ap.add_argument("--vocab", type=int, help="a smaller vocabulary than the configuration's")
     ap.add_argument("--device", default="cpu",
                     help="where the random numbers are drawn (cuda is faster; each device gives "
                          "its own values for a seed)")
     args = ap.parse_args()
     start = time.time()
     cfg = config_json(args.config)
+    if args.layers:
+        cfg["num_hidden_layers"] = cfg["max_window_layers"] = args.layers
+    if args.vocab:
+        cfg["vocab_size"] = args.vocab
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)

@@ -35,20 +35,20 @@ def expect_error(kind, text, fn):
     raise AssertionError(f"no {kind.__name__} was raised")
 
 
-def torch_add(x, y):
-    """x + y by Tessera on torch tensors, ordered after torch's pending work on x's device.
+def current_stream(t):
+    """torch's current stream on t's GPU as a CUstream int (None on the CPU)."""
+    return torch.cuda.current_stream(t.device).cuda_stream if t.is_cuda else None
 
-    Tessera runs on its own stream: torch's current stream is synchronized before the launch, and
-    the result is complete when add returns (so it is ready on every stream)."""
-    if x.is_cuda:
-        torch.cuda.current_stream(x.device).synchronize()
-    return torch.from_dlpack(ext.add(x, y))
+
+def torch_add(x, y):
+    """x + y by Tessera on torch tensors, queued on torch's current stream: ordered after torch's
+    work before it and before torch's work after it by the stream alone (no synchronization, no
+    copy). torch.from_dlpack passes its current stream to the result's __dlpack__."""
+    return torch.from_dlpack(ext.add(x, y, stream=current_stream(x)))
 
 
 def torch_add_into(out, x, y):
-    if out.is_cuda:
-        torch.cuda.current_stream(out.device).synchronize()
-    ext.add_into(out, x, y)
+    ext.add_into(out, x, y, stream=current_stream(out))
 
 
 # ---- NumPy, on the CPU -------------------------------------------------------------------------
@@ -121,22 +121,58 @@ def torch_cpu_add_matches_torch():
     torch.testing.assert_close(out, x + y, rtol=0, atol=0)
 
 
+def gpu_chain_on_torchs_stream():
+    """Torch writes the inputs, Tessera adds on torch's current stream, torch goes on using the
+    results, with no synchronization in between: the stream alone orders them. Checked once, after
+    torch.cuda.synchronize()."""
+    n = (1 << 22) + 3  # a ragged last tile
+    x = torch.randn(n, device="cuda")
+    y = torch.randn(n, device="cuda")
+    want_z = x * 3.0 + y  # torch's own result, from the same inputs
+    x.mul_(3.0)  # pending torch work the kernel must follow
+    z = torch_add(x, y)
+    w = z * 2.0  # torch work after the kernel
+    out = torch.empty(n, device="cuda").fill_(7.0)
+    torch_add_into(out, z, y)
+    out.add_(1.0)
+    del x  # handed back to torch already; torch may reuse it, in its stream's order
+    reuse = torch.full((n,), -1.0, device="cuda")
+    torch.cuda.synchronize()
+    torch.testing.assert_close(z, want_z, rtol=0, atol=0)
+    torch.testing.assert_close(w, want_z * 2.0, rtol=0, atol=0)
+    torch.testing.assert_close(out, want_z + y + 1.0, rtol=0, atol=0)
+    assert bool((reuse == -1.0).all())
+
+
 @check
-def torch_gpu_add_matches_torch_on_a_side_stream():
+def torch_gpu_add_on_the_default_stream_needs_no_synchronize():
     if not torch.cuda.is_available():
         return "skipped: no GPU"
-    n = (1 << 22) + 3  # a ragged last tile
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):  # the inputs are made, and the result used, on a side stream
-        x = torch.randn(n, device="cuda")
-        y = torch.randn(n, device="cuda")
-        z = torch_add(x, y)
-        assert z.device == x.device and z.data_ptr() != x.data_ptr()
-        torch.testing.assert_close(z, x + y, rtol=0, atol=0)
-        out = torch.zeros(n, device="cuda")
-        torch_add_into(out, x, y)
-        torch.testing.assert_close(out, x + y, rtol=0, atol=0)
+    x = torch.randn(1000, device="cuda")
+    y = torch.randn(1000, device="cuda")
+    x.mul_(3.0)
+    z = torch_add(x, y)
     torch.cuda.synchronize()
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+    gpu_chain_on_torchs_stream()
+
+
+@check
+def torch_gpu_add_on_a_side_stream_needs_no_synchronize():
+    if not torch.cuda.is_available():
+        return "skipped: no GPU"
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):  # the inputs are made, and the results used, on a side stream
+        x = torch.randn((1 << 22) + 3, device="cuda")
+        y = torch.randn((1 << 22) + 3, device="cuda")
+        x.mul_(3.0)
+        z = torch_add(x, y)
+        out = torch.zeros_like(x)
+        torch_add_into(out, x, y)
+        gpu_chain_on_torchs_stream()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(z, x + y, rtol=0, atol=0)
+    torch.testing.assert_close(out, x + y, rtol=0, atol=0)
 
 
 def main():

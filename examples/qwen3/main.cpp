@@ -91,7 +91,10 @@ constexpr double kHfBoundF32 = 1e-3;
 
 int run_model(const std::string& dir, const std::string& ref_f32, const std::string& ref_bf16,
               bool bench, qwen3::BenchOptions options) {
-  const int64_t context = bench ? options.prompt + options.steps + 8 : 4096;
+  // The KV cache holds only the positions the run needs (the engine's cache write copies it).
+  qwen3::HfLogits want;
+  if (!bench) want = qwen3::HfLogits::read(ref_f32);
+  const int64_t context = bench ? options.prompt + options.steps + 8 : want.prompt + want.steps + 1;
   const qwen3::Config c = qwen3::read_config(dir, context);
   std::printf("qwen3: %s: %lld layers, hidden %lld, %lld/%lld heads of %lld, vocab %lld, on %s\n",
               dir.c_str(), static_cast<long long>(c.layers), static_cast<long long>(c.hidden),
@@ -103,7 +106,6 @@ int run_model(const std::string& dir, const std::string& ref_f32, const std::str
     qwen3::bench<bfloat16>("bf16", c, w, options);
     return 0;
   }
-  const qwen3::HfLogits want = qwen3::HfLogits::read(ref_f32);
   double bf16_bound = 1e-1;
   if (!ref_bf16.empty()) {
     const double hf_bf16 = qwen3::hf_relative_error(qwen3::HfLogits::read(ref_bf16), want);

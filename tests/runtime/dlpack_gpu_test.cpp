@@ -71,7 +71,7 @@ TEST(DLPackOnGpu, ABorrowedTensorWithAStreamIsHandedBackInThatStreamsOrder) {
   DLManagedTensor* out = nullptr;
   {
     StreamScope on(user);
-    auto x = from_dlpack<float, 1>(&lent.managed, user);
+    auto x = from_dlpack_unchecked<float, 1>(&lent.managed, user);
     auto y = full<float>({n}, 0.5f, gpu);
     auto [z, x1, y1] =
         gpu_dl_add(empty<float>({n}, gpu).partition({4096}), std::move(x), y).chain();

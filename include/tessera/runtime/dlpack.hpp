@@ -21,7 +21,9 @@
 // Streams: Tessera queues a GPU's work on its own stream. from_dlpack does not wait for the
 // producer: its writes must be finished (or ordered before Tessera's work) when a launch reads
 // the tensor; with PyTorch, synchronize its current stream first. to_dlpack waits for the work
-// already queued on the tensor's GPU, so the consumer may use the memory on any stream.
+// already queued on the tensor's GPU, so the consumer may use the memory on any stream. To stay
+// in another library's stream order with no host waits, launch on its stream (adopt_unchecked)
+// and pass that stream to from_dlpack and to_dlpack (the overloads below).
 //
 // Supported: CPU memory (kDLCPU) and CUDA device memory (kDLCUDA), elements of one lane of a
 // Tessera dtype (bool, i8-i64, u8, f16, bf16, f32, f64), strides that never map two indices to
@@ -96,7 +98,7 @@ Tensor<T, R> from_dlpack(DLManagedTensor* managed,
 #endif
 }
 
-// The same, for a producer that reuses the memory in the order of GPU stream `stream` (PyTorch's
+// from_dlpack for a producer that reuses the memory in the order of GPU stream `stream` (PyTorch's
 // caching allocator does, for a tensor used on the stream it was made on: pass
 // Stream::adopt_unchecked(gpu, torch.cuda.current_stream().cuda_stream)). When Tessera's last
 // handle goes, the producer's deleter runs at once, and `stream` waits on the device for the
@@ -104,8 +106,8 @@ Tensor<T, R> from_dlpack(DLManagedTensor* managed,
 // hands the memory to work on another stream meanwhile, that work is not ordered after Tessera's
 // launches. On the CPU the stream is only a name, and the host waits as above.
 template <Element T, int R = kDynamicRank>
-Tensor<T, R> from_dlpack(DLManagedTensor* managed, const Stream& stream,
-                         std::source_location l = std::source_location::current()) {
+Tensor<T, R> from_dlpack_unchecked(DLManagedTensor* managed, const Stream& stream,
+                                   std::source_location l = std::source_location::current()) {
   static_assert(runtime::built_with_dlpack<T>,
                 "from_dlpack(): this Tessera was built without DLPack support, because "
                 "<dlpack/dlpack.h> was not found; install libdlpack-dev (or pass "

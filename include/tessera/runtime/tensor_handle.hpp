@@ -73,8 +73,8 @@ class Storage {
   void* data_ = nullptr;
   size_t bytes_ = 0;
   bool owned_ = true;
-  // Lent memory whose lender reuses it in the order of this GPU stream (from_dlpack with a
-  // stream): at the end, that stream waits on the device for the launches still using the memory,
+  // Lent memory whose lender reuses it in the order of this GPU stream (from_dlpack_unchecked with
+  // a stream): at the end, that stream waits on the device for the launches still using the memory,
   // and the host does not wait. Null: the host waits for them before the lender gets it back.
   void* release_stream_ = nullptr;
   std::atomic<bool> escaped_{false};  // set by any thread that takes the address
