@@ -52,6 +52,9 @@ std::vector<float> launch_on_gpu() {
 
 // The child: the result must be the parent's (written to a file), with no trace.
 TEST(IrCacheGpuChild, DISABLED_LaunchesFromTheStoredIr) {
+  // Run on its own (scripts/gpu_check.sh runs disabled tests too) it has no parent's result.
+  if (!std::getenv("TESSERA_IR_TEST_WANT"))
+    GTEST_SKIP() << "the child of IrCacheGpu.ASecondProcessLaunchesWithoutTracingAndComputesTheSame";
   const std::vector<float> got = launch_on_gpu();
   EXPECT_EQ(g_traces, 0);
   const std::vector<float> want = [] {
