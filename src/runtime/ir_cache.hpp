@@ -26,15 +26,16 @@ namespace tessera::runtime::ir_cache {
 
 // The key for a kernel whose identity (KernelSite::identity) lives at `identity`, launched on
 // `device` with `specialization` (the in-process key without the identity's address); "" when
-// there is none: no build id, a switch that wants the trace itself (TESSERA_CHECK=trace,
-// TESSERA_DUMP=traced or ir, TESSERA_NVRTC_CHECK), TESSERA_IR_CACHE=off, or the CPU backend
-// without TESSERA_IR_CACHE=on.
+// there is none: TESSERA_IR_CACHE is not `on`, no build id, or a switch that wants the trace
+// itself (TESSERA_CHECK=trace, TESSERA_DUMP=traced or ir, TESSERA_NVRTC_CHECK).
 //
-// Why not the CPU by default: there the IR is all there is to compile, and tracing it costs
-// what reading it back does (measured: a first launch call of 0.21 ms either way for a small
-// kernel, 0.38 / 0.42 ms for a GEMM with a softmax epilogue), while every process would write
-// entries into the cache folder. On a GPU it saves the trace and the passes before the compiled
-// module is read from the disk cache.
+// Why off by default, on every backend: the key cannot see host state that the kernel body reads
+// while it is traced (a command-line flag), so a later run would get the IR of the run that
+// stored it, silently; within one process the trace-twice check and TESSERA_CHECK=trace catch
+// such a body, across processes only TESSERA_CHECK=trace would. And it saves little: tracing
+// costs what reading back does (measured on the CPU: a first launch call of 0.21 ms either way
+// for a small kernel, 0.38 / 0.42 ms for a GEMM with a softmax epilogue). A program whose kernel
+// bodies read no host state can turn it on.
 std::string key(const void* identity, std::string_view specialization, Device device);
 
 // The stored IR for `key`, compiled for `device`; null on a miss or an unusable entry.

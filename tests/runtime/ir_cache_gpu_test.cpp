@@ -1,4 +1,4 @@
-// On a GPU, where it is on by default: a second process of this program launches a kernel from
+// On a GPU, with TESSERA_IR_CACHE=on: a second process of this program launches a kernel from
 // the IR the first one stored, without tracing it, and computes what the first computed (the
 // IR, locations included, survives the trip through bytes).
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@ using namespace tessera::tile;
 struct CacheFolder {
   std::string made;
   CacheFolder() {
+    setenv("TESSERA_IR_CACHE", "on", 0);  // off by default; the twin below turns it off again
     if (std::getenv("TESSERA_IR_TEST_CHILD")) return;
     char dir[] = "/tmp/tessera-ir-cache-gpu-test-XXXXXX";
     if (!mkdtemp(dir)) return;
@@ -54,7 +55,8 @@ std::vector<float> launch_on_gpu() {
 TEST(IrCacheGpuChild, DISABLED_LaunchesFromTheStoredIr) {
   // Run on its own (scripts/gpu_check.sh runs disabled tests too) it has no parent's result.
   if (!std::getenv("TESSERA_IR_TEST_WANT"))
-    GTEST_SKIP() << "the child of IrCacheGpu.ASecondProcessLaunchesWithoutTracingAndComputesTheSame";
+    GTEST_SKIP()
+        << "the child of IrCacheGpu.ASecondProcessLaunchesWithoutTracingAndComputesTheSame";
   const std::vector<float> got = launch_on_gpu();
   EXPECT_EQ(g_traces, 0);
   const std::vector<float> want = [] {

@@ -32,7 +32,7 @@ struct CacheFolder {
   std::string made;
   CacheFolder() {
     setenv("TESSERA_DEVICE", "cpu", 1);
-    setenv("TESSERA_IR_CACHE", "on", 0);  // on the CPU too (off there by default)
+    setenv("TESSERA_IR_CACHE", "on", 0);  // off by default
     if (std::getenv("TESSERA_IR_TEST_CHILD")) return;
     char dir[] = "/tmp/tessera-ir-cache-test-XXXXXX";
     if (!mkdtemp(dir)) return;
@@ -99,6 +99,14 @@ TEST(IrCache, TraceChecksStillTrace) {
   EXPECT_EQ(child("DISABLED_TracesTwice", "TESSERA_CHECK=trace"), 0);
   EXPECT_EQ(child("DISABLED_TracesTwice", "TESSERA_DUMP=ir"), 0);
   EXPECT_EQ(child("DISABLED_TracesTwice", "TESSERA_IR_CACHE=off"), 0);
+}
+
+// Off unless asked for: the key cannot see host state a body reads while traced, so a later run
+// must not get a stored run's IR silently (docs/safety_tracing.md).
+TEST(IrCache, WithoutTheSwitchEveryRunTraces) {
+  launch_and_check();
+  EXPECT_EQ(child("DISABLED_TracesTwice", "TESSERA_IR_CACHE="), 0);
+  EXPECT_NE(child("DISABLED_ReadsTheStoredIrWithoutTracing", "TESSERA_IR_CACHE="), 0);
 }
 
 TEST(IrCache, ADamagedEntryIsTracedAgain) {
