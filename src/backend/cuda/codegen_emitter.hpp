@@ -209,9 +209,20 @@ class Emitter {
   void reduce(const ir::Op& op);      // codegen_reduce.cpp
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
-  void sort(const ir::Op& op);                          // codegen_sort.cpp
-  void mma(const ir::Op& op);                           // codegen_mma.cpp
-  void tf32_mma(const ir::Op& op, const MmaTiling& t);  // Precision::tf32
+  void sort(const ir::Op& op);  // codegen_sort.cpp
+  void mma(const ir::Op& op);   // codegen_mma.cpp
+  // How staged_mma stages the operands and which instructions it issues.
+  struct StagedMma {
+    const char* element;  // the shared-memory element type
+    int bytes;            // its size
+    int k_step;           // the instruction's k
+    int row_pad;          // elements added to each staged row
+    bool as_bits;         // 16-bit operands staged as their bit patterns
+    const char* frag_a;   // device functions loading an a / b fragment
+    const char* frag_b;
+    const char* mma;  // the device function issuing one mma
+  };
+  void staged_mma(const ir::Op& op, const MmaTiling& t, const StagedMma& how);
   // Writes operand i of an mma into shared memory at dst[index(row, col)], as 16-bit patterns
   // (`bits`) or register values.
   void stage_operand(
@@ -221,7 +232,7 @@ class Emitter {
                    int64_t c1);
   void load(const ir::Op& op);  // codegen_memory.cpp
   void store(const ir::Op& op);
-  void store_part(const ir::Op& op);  // codegen_store_part.cpp
+  void store_part(const ir::Op& op);   // codegen_store_part.cpp
   void gather_rows(const ir::Op& op);  // codegen_gather.cpp
   // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
   // sink(row-major index expressions of the element, value expression in storage type).

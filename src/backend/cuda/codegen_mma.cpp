@@ -7,7 +7,7 @@
 // accumulator's fragments (MmaAcc layout). An f16/bf16 accumulator is rounded once per mma, as the
 // CPU backend rounds acc + a @ b.
 // f32 operands the user asked to round to TF32 (mma(..., Precision::tf32)) run on tensor cores
-// too (tf32_mma). Other f32, f64 and i8 operands take a CUDA-core loop over shared memory
+// too (staged_mma). Other f32, f64 and i8 operands take a CUDA-core loop over shared memory
 // (correct, not fast): each thread computes the accumulator elements it holds in the distributed
 // layout.
 // A load whose only user is the operand lands in shared memory directly (the plan's Shared
@@ -108,59 +108,23 @@ void Emitter::mma(const ir::Op& op) {
   }
 
   const MmaTiling t = plan_.tiling(type(r).shape);
-  if (op.attrs.tf32) {
-    tf32_mma(op, t);
-    close();
-    return;
-  }
-  const int64_t kp = (k + 15) / 16 * 16, ld = kp + 8;
-  const int64_t bytes_a = t.rows() * ld * 2, bytes_b = t.cols() * ld * 2;
-  need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");
-  line("unsigned short* sa = ", smem("unsigned short"), ";  // a: [", t.rows(), "][", ld,
-       "] row-major");
-  line("unsigned short* sb = ", smem("unsigned short", bytes_a), ";  // b transposed: [", t.cols(),
-       "][", ld, "]");
-  barrier();
-  zero_region("sa", ld, m, t.rows(), 0, kp);
-  zero_region("sa", ld, 0, m, k, kp);
-  zero_region("sb", ld, n, t.cols(), 0, kp);
-  zero_region("sb", ld, 0, n, k, kp);
-  stage_operand(
-      op, 0, "sa",
-      [&](const std::string& i, const std::string& j) {
-        return "(" + i + ") * " + str(ld) + " + " + j;
-      },
-      true);
-  stage_operand(
-      op, 1, "sb",
-      [&](const std::string& i, const std::string& j) {
-        return "(" + j + ") * " + str(ld) + " + " + i;
-      },
-      true);
-  barrier();
-  line("const int wm = ", warp(), " / ", t.warps_n, ", wn = ", warp(), " % ", t.warps_n, ";");
-  line("const unsigned short* wa = sa + wm * ", t.frags_m * 16 * ld, ";");
-  line("const unsigned short* wb = sb + wn * ", t.frags_n * 8 * ld, ";");
-  unroll();
-  open("for (int kk = 0; kk < ", kp / 16, "; ++kk)");
-  line("unsigned fa[", t.frags_m, "][4], fb[", t.frags_n, "][2];");
-  unroll();
-  line("for (int i = 0; i < ", t.frags_m, "; ++i) tsr_frag_a(fa[i], wa + i * ", 16 * ld,
-       " + kk * 16, ", ld, ", ", lane(), ");");
-  unroll();
-  line("for (int j = 0; j < ", t.frags_n, "; ++j) tsr_frag_b(fb[j], wb + j * ", 8 * ld,
-       " + kk * 16, ", ld, ", ", lane(), ");");
-  unroll();
-  open("for (int i = 0; i < ", t.frags_m, "; ++i)");
-  unroll();
-  open("for (int j = 0; j < ", t.frags_n, "; ++j)");
-  line("const int q = (i * ", t.frags_n, " + j) * 4;");
+  // 16-bit operands as their bit patterns for mma.sync.m16n8k16 (rows padded by 8 halves); f32
+  // operands the user asked to round (Precision::tf32) as f32, rounded to TF32 as each fragment
+  // is loaded, for mma.sync.m16n8k8 (rows padded by 4 words). Either way a fragment load's 8 rows
+  // hit 32 different banks.
+  const StagedMma how =
+      op.attrs.tf32
+          ? StagedMma{"float", 4, 8, 4, false, "tsr_frag_a_tf32", "tsr_frag_b_tf32", "tsr_mma_tf32"}
+          : StagedMma{"unsigned short",
+                      2,
+                      16,
+                      8,
+                      true,
+                      "tsr_frag_a",
+                      "tsr_frag_b",
+                      in == DType::BF16 ? "tsr_mma_bf16" : "tsr_mma_f16"};
+  staged_mma(op, t, how);
   const std::string& v = name(r);
-  line(in == DType::BF16 ? "tsr_mma_bf16(" : "tsr_mma_f16(", v, "[q], ", v, "[q + 1], ", v,
-       "[q + 2], ", v, "[q + 3], fa[i], fb[j]);");
-  close();
-  close();
-  close();
   if (out == DType::F16 || out == DType::BF16) {
     unroll();
     line("for (int i = 0; i < ", t.registers(), "; ++i) ", v, "[i] = ", round_to(out, v + "[i]"),
@@ -169,18 +133,19 @@ void Emitter::mma(const ir::Op& op) {
   close();
 }
 
-// Precision::tf32: f32 operands staged as f32 (a row-major, b transposed, K padded to a multiple
-// of 8 and the covered rows/cols padded, all padding zero; rows padded by 4 words so that a
-// fragment load's 8 rows x 4 words hit 32 different banks), rounded to TF32 as each fragment is
-// loaded, multiplied by mma.sync.m16n8k8 into the accumulator's f32 fragments (MmaAcc layout).
-void Emitter::tf32_mma(const ir::Op& op, const MmaTiling& t) {
+// Both operands staged in shared memory (a row-major, b transposed, K padded to a multiple of the
+// instruction's k and the covered rows/cols of the tiling padded, all padding zero), then each
+// warp loads its fragments per k step and multiplies them into the accumulator's fragments
+// (MmaAcc layout).
+void Emitter::staged_mma(const ir::Op& op, const MmaTiling& t, const StagedMma& how) {
   const ir::Type& ta = type(op.operands[0]);
   const int64_t m = ta.shape[0], k = ta.shape[1], n = type(op.operands[1]).shape[1];
-  const int64_t kp = (k + 7) / 8 * 8, ld = kp + 4;
-  const int64_t bytes_a = t.rows() * ld * 4, bytes_b = t.cols() * ld * 4;
+  const int64_t kp = (k + how.k_step - 1) / how.k_step * how.k_step, ld = kp + how.row_pad;
+  const int64_t bytes_a = t.rows() * ld * how.bytes, bytes_b = t.cols() * ld * how.bytes;
   need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");
-  line("float* sa = ", smem("float"), ";  // a: [", t.rows(), "][", ld, "] row-major");
-  line("float* sb = ", smem("float", bytes_a), ";  // b transposed: [", t.cols(), "][", ld, "]");
+  const std::string elem = how.element;
+  line(elem, "* sa = ", smem(elem), ";  // a: [", t.rows(), "][", ld, "] row-major");
+  line(elem, "* sb = ", smem(elem, bytes_a), ";  // b transposed: [", t.cols(), "][", ld, "]");
   barrier();
   zero_region("sa", ld, m, t.rows(), 0, kp);
   zero_region("sa", ld, 0, m, k, kp);
@@ -191,33 +156,33 @@ void Emitter::tf32_mma(const ir::Op& op, const MmaTiling& t) {
       [&](const std::string& i, const std::string& j) {
         return "(" + i + ") * " + str(ld) + " + " + j;
       },
-      false);
+      how.as_bits);
   stage_operand(
       op, 1, "sb",
       [&](const std::string& i, const std::string& j) {
         return "(" + j + ") * " + str(ld) + " + " + i;
       },
-      false);
+      how.as_bits);
   barrier();
   line("const int wm = ", warp(), " / ", t.warps_n, ", wn = ", warp(), " % ", t.warps_n, ";");
-  line("const float* wa = sa + wm * ", t.frags_m * 16 * ld, ";");
-  line("const float* wb = sb + wn * ", t.frags_n * 8 * ld, ";");
+  line("const ", elem, "* wa = sa + wm * ", t.frags_m * 16 * ld, ";");
+  line("const ", elem, "* wb = sb + wn * ", t.frags_n * 8 * ld, ";");
   unroll();
-  open("for (int kk = 0; kk < ", kp / 8, "; ++kk)");
+  open("for (int kk = 0; kk < ", kp / how.k_step, "; ++kk)");
   line("unsigned fa[", t.frags_m, "][4], fb[", t.frags_n, "][2];");
   unroll();
-  line("for (int i = 0; i < ", t.frags_m, "; ++i) tsr_frag_a_tf32(fa[i], wa + i * ", 16 * ld,
-       " + kk * 8, ", ld, ", ", lane(), ");");
+  line("for (int i = 0; i < ", t.frags_m, "; ++i) ", how.frag_a, "(fa[i], wa + i * ", 16 * ld,
+       " + kk * ", how.k_step, ", ", ld, ", ", lane(), ");");
   unroll();
-  line("for (int j = 0; j < ", t.frags_n, "; ++j) tsr_frag_b_tf32(fb[j], wb + j * ", 8 * ld,
-       " + kk * 8, ", ld, ", ", lane(), ");");
+  line("for (int j = 0; j < ", t.frags_n, "; ++j) ", how.frag_b, "(fb[j], wb + j * ", 8 * ld,
+       " + kk * ", how.k_step, ", ", ld, ", ", lane(), ");");
   unroll();
   open("for (int i = 0; i < ", t.frags_m, "; ++i)");
   unroll();
   open("for (int j = 0; j < ", t.frags_n, "; ++j)");
   line("const int q = (i * ", t.frags_n, " + j) * 4;");
   const std::string& v = name(op.results[0]);
-  line("tsr_mma_tf32(", v, "[q], ", v, "[q + 1], ", v, "[q + 2], ", v, "[q + 3], fa[i], fb[j]);");
+  line(how.mma, "(", v, "[q], ", v, "[q + 1], ", v, "[q + 2], ", v, "[q + 3], fa[i], fb[j]);");
   close();
   close();
   close();
