@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Builds Tessera and runs the whole CPU test suite through CTest (no GPU needed).
-# BUILD_DIR (default build) selects the build folder; extra arguments go to ctest.
+# BUILD_DIR (default build) selects the build folder, BUILD_TYPE (default RelWithDebInfo) its
+# CMake build type; extra arguments go to ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 build=${BUILD_DIR:-build}
 # TESSERA_WERROR=ON (CI sets it) makes warnings errors; off by default, so that a newer compiler's
 # new warnings do not stop a user's build.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
   -DTESSERA_WERROR="${TESSERA_WERROR:-OFF}" >/dev/null
 # The build's step lines go to $build/build.log; warnings and errors are printed.
 set +e
