@@ -71,7 +71,7 @@ class GraphWork final : public DeviceWork {
     event_->synchronize();
     for (const auto& [kernel, report] : graph_->reports) check_error_report(*kernel, report);
   }
-  void order_on(void* stream) override { event_->make_wait(static_cast<CUstream>(stream)); }
+  void order_on(void* stream) override { order_event_on(*event_, stream); }
 
  private:
   std::unique_ptr<cuda::Event> event_;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/launch.hpp"
 #include "tessera/backend/cuda/module.hpp"
 #include "tessera/core/error.hpp"
@@ -36,5 +37,10 @@ class GpuKernel {
 // Reads a launch's copy of its kernel's error report (`report`, kErrorReportBytes of device
 // memory) once the launch is done, and throws the error it describes at the user's line.
 void check_error_report(const GpuKernel& k, const void* report);
+
+// Makes work queued next on `stream` (a CUstream) wait for `event`'s work, on the device: nothing
+// when the event is on that stream (no driver call) or its work is done; a failed one is not
+// waited for (its Completion's wait() reports the failure).
+void order_event_on(const cuda::Event& event, void* stream);
 
 }  // namespace tessera::runtime

@@ -79,6 +79,21 @@ class ErrorReport {
   void* p_;
 };
 
+}  // namespace
+
+void order_event_on(const cuda::Event& event, void* stream) {
+  const auto waiter = static_cast<CUstream>(stream);
+  if (waiter == event.stream()) return;  // in order already, without asking the device
+  try {
+    if (event.query()) return;
+  } catch (...) {  // the work failed: nothing to wait for; its wait() reports the failure
+    return;
+  }
+  event.make_wait(waiter);
+}
+
+namespace {
+
 // A launch's event, as the Completion sees it.
 class GpuWork final : public DeviceWork {
  public:
@@ -102,7 +117,7 @@ class GpuWork final : public DeviceWork {
     event_->synchronize();
     if (report_) check_error_report(kernel_, report_->get());
   }
-  void order_on(void* stream) override { event_->make_wait(static_cast<CUstream>(stream)); }
+  void order_on(void* stream) override { order_event_on(*event_, stream); }
 
  private:
   std::unique_ptr<cuda::Event> event_;
@@ -183,7 +198,8 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
 
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
                                        std::shared_ptr<const std::string> label, void* stream,
-                                       const std::vector<std::shared_ptr<Completion>>& after) {
+                                       const std::vector<std::shared_ptr<Completion>>& after,
+                                       const std::vector<std::shared_ptr<Completion>>& after_too) {
   const cuda::DeviceContext& ctx = *k.loaded.ctx;
   const CUstream queue = stream ? static_cast<CUstream>(stream) : ctx.stream();
   std::unique_ptr<ErrorReport> report;
@@ -193,6 +209,7 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
   // is queued there, which covers the memory it uses being allocated and filled.
   if (queue != ctx.stream()) cuda::Event(ctx).make_wait(queue);
   for (const std::shared_ptr<Completion>& c : after) c->order_on(queue);
+  for (const std::shared_ptr<Completion>& c : after_too) c->order_on(queue);
   std::unique_lock order(k.order_mu, std::defer_lock);
   if (k.loaded.error_flag) {
     order.lock();

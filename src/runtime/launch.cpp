@@ -114,12 +114,18 @@ bool Completion::finished() const noexcept {
 }
 
 void Completion::order_on(void* stream) const {
-  if (work_ && !finished()) work_->order_on(stream);
+  // The work decides whether to ask the device: a launch on `stream` itself needs no question.
+  if (work_ && !known_done()) work_->order_on(stream);
 }
 
 bool Completion::known_succeeded() const {
   std::lock_guard lock(mu_);
   return done_ && !error_;
+}
+
+bool Completion::known_done() const {
+  std::lock_guard lock(mu_);
+  return done_;
 }
 
 bool Completion::known_failed() const {
@@ -491,10 +497,11 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         if (device->is_cuda()) {
           const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
           const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-          spec.gpu = gpu_prepare(
-              *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
-                        e.shared_bytes, gpu_params(spec.kernel->fn.params),
-                        op_sites(spec.kernel->fn), e.reports_errors, e.tensor_maps, e.blocks_per_sm});
+          spec.gpu =
+              gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
+                                    e.blocks_per_tile, e.shared_bytes,
+                                    gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
+                                    e.reports_errors, e.tensor_maps, e.blocks_per_sm});
         }
         entry->spec = spec;
         entry->ready = true;
@@ -535,8 +542,10 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
 std::shared_ptr<Completion> CheckedLaunch::start() const {
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
-  std::vector<StorageUse> uses;
-  uses.reserve(uses_.size());
+  // This thread's list, reused: no heap allocation per launch once it has grown. (Nothing called
+  // below starts another launch on this thread.)
+  thread_local std::vector<StorageUse> uses;
+  uses.clear();
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
   const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
   Predecessors before = PendingAccess::predecessors(uses);
@@ -560,9 +569,8 @@ std::shared_ptr<Completion> CheckedLaunch::start() const {
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.
-    std::vector<std::shared_ptr<Completion>> after = before.writers;
-    after.insert(after.end(), before.readers.begin(), before.readers.end());
-    done = gpu_launch(*gpu_, args_, label_, current_stream(device_), after);
+    done =
+        gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers);
     done->follow(std::move(before.writers));
   }
   PendingAccess::record(uses, done);

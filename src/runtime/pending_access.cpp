@@ -1,5 +1,6 @@
 #include "pending_access.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "cpu_queue.hpp"
@@ -20,6 +21,11 @@ namespace {
 bool still_matters(const Completion& c) {
   return !c.known_succeeded();
 }
+
+// Readers are dropped once they are known to be done from this many on; readers that must be
+// asked (a driver query each) from kReadersToPrune on, or twice what was left by the last prune.
+constexpr size_t kReadersToPruneKnown = 4;
+constexpr size_t kReadersToPrune = 8;
 
 // Drops the readers that finished, so that a tensor read by every launch of a long loop does not
 // collect them all. Called under the storage's lock.
@@ -50,8 +56,18 @@ void PendingAccess::record(const std::vector<StorageUse>& uses,
       u.storage->writer_ = launch;
       u.storage->readers_.clear();
     } else {
-      if (u.storage->readers_.size() >= 8) prune_readers(u.storage->readers_);
-      u.storage->readers_.push_back(launch);
+      std::vector<std::shared_ptr<Completion>>& readers = u.storage->readers_;
+      // Launches known to be done are dropped without asking anyone (in a loop that waits for
+      // each launch, that keeps the list short); the others are asked only when the list has
+      // doubled since, so that each launch costs O(1) queries on average.
+      if (readers.size() >= kReadersToPruneKnown)
+        std::erase_if(readers,
+                      [](const std::shared_ptr<Completion>& r) { return r->known_done(); });
+      if (readers.size() >= u.storage->prune_readers_at_) {
+        prune_readers(readers);
+        u.storage->prune_readers_at_ = std::max<size_t>(kReadersToPrune, 2 * readers.size());
+      }
+      readers.push_back(launch);
     }
   }
 }

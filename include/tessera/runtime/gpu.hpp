@@ -102,10 +102,12 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args);
 // BackendError when the driver refuses it.
 // `stream` (a CUstream, as void*; null for the device's own stream) is where it is queued, after
 // the work queued on the device's own stream so far (allocations, fills, copies) and after the
-// launches in `after` (those it must follow: runtime/stream.hpp), each waited for on the device.
-std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
-                                       std::shared_ptr<const std::string> label = nullptr,
-                                       void* stream = nullptr,
-                                       const std::vector<std::shared_ptr<Completion>>& after = {});
+// launches in `after` and `after_too` (those it must follow: runtime/stream.hpp), each waited for
+// on the device.
+std::shared_ptr<Completion> gpu_launch(
+    const GpuKernel& k, const backend::LaunchArgs& args,
+    std::shared_ptr<const std::string> label = nullptr, void* stream = nullptr,
+    const std::vector<std::shared_ptr<Completion>>& after = {},
+    const std::vector<std::shared_ptr<Completion>>& after_too = {});
 
 }  // namespace tessera::runtime

@@ -102,6 +102,8 @@ class Completion {
   void order_on(void* stream) const;
   // Whether the work is known to be done without an error (asks nothing, waits for nothing).
   bool known_succeeded() const;
+  // Whether the work is known to be done, with or without an error (asks nothing).
+  bool known_done() const;
   // Whether the work has finished, asked without collecting its result: a GPU launch's event is
   // queried, but its error report is not read (that costs a copy from the device). For the
   // launch path, which asks this of earlier launches on every launch. Never throws.

@@ -68,6 +68,9 @@ class Storage {
   mutable std::mutex pending_mu_;
   mutable std::shared_ptr<Completion> writer_;
   mutable std::vector<std::shared_ptr<Completion>> readers_;
+  // readers_ is pruned of finished launches when it reaches this size, which then doubles past
+  // what is left: asking every reader on every launch would cost a driver query each.
+  mutable size_t prune_readers_at_ = 8;
 
   Device device_;
   void* data_ = nullptr;

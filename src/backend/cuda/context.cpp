@@ -36,6 +36,11 @@ DeviceContext::DeviceContext(int ordinal) : props_(device_props(ordinal)) {
 }
 
 void DeviceContext::make_current() const {
+  // Asked first: reading the thread's context is cheaper than setting it, and the launch path
+  // makes the context current several times per launch. (Another library may have made its own
+  // context current on this thread meanwhile, so the answer is not cached.)
+  CUcontext current = nullptr;
+  if (driver().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == context_) return;
   TESSERA_CU(cuCtxSetCurrent, context_);
 }
 

@@ -63,22 +63,27 @@ Event::~Event() {
 }
 
 bool Event::query() const {
+  if (complete_.load(std::memory_order_acquire)) return true;
   ctx_->make_current();
   const CUresult r = driver().cuEventQuery(event_);
   if (r == CUDA_ERROR_NOT_READY) return false;
   check(r, "cuEventQuery", "waiting for GPU work");
+  complete_.store(true, std::memory_order_release);
   return true;
 }
 
 void Event::make_wait(CUstream waiter) const {
-  if (waiter == stream_) return;  // a stream runs its own work in order
+  // A stream runs its own work in order, and work that is done needs no wait.
+  if (waiter == stream_ || complete_.load(std::memory_order_acquire)) return;
   ctx_->make_current();
   TESSERA_CU(cuStreamWaitEvent, waiter, event_, 0);
 }
 
 void Event::synchronize() const {
+  if (complete_.load(std::memory_order_acquire)) return;
   ctx_->make_current();
   TESSERA_CU_WHILE("waiting for GPU work", cuEventSynchronize, event_);
+  complete_.store(true, std::memory_order_release);
 }
 
 }  // namespace tessera::backend::cuda

@@ -1,6 +1,7 @@
 #include "tessera/backend/cuda/launch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -18,6 +19,10 @@ namespace {
 struct alignas(16) ArgSlot {
   std::byte bytes[sizeof(TesseraTensorRef)];
 };
+
+// Arguments (the grid and each parameter) and tensor maps a launch packs without the heap.
+constexpr size_t kInlineSlots = 16;
+constexpr size_t kInlineMaps = 4;
 
 template <class T>
 void put(ArgSlot& slot, T value) {
@@ -198,8 +203,25 @@ void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
     grid.tiles[d] = d < args.grid.size() ? args.grid[d] : 1;
   grid.total = numel(args.grid);
 
-  std::vector<ArgSlot> slots(params.size() + 1);
-  std::vector<void*> pointers(params.size() + 1);
+  // On the stack for the usual kernel (no heap allocation per launch), on the heap past that.
+  const size_t slot_count = params.size() + 1, map_count = config.tensor_maps.size();
+  std::array<ArgSlot, kInlineSlots> inline_slots;
+  std::array<void*, kInlineSlots + kInlineMaps> inline_pointers;
+  std::array<CUtensorMap, kInlineMaps> inline_maps;
+  std::vector<ArgSlot> heap_slots;
+  std::vector<void*> heap_pointers;
+  std::vector<CUtensorMap> heap_maps;
+  ArgSlot* slots = inline_slots.data();
+  void** pointers = inline_pointers.data();
+  CUtensorMap* maps = inline_maps.data();
+  if (slot_count > kInlineSlots || map_count > kInlineMaps) {
+    heap_slots.resize(slot_count);
+    heap_pointers.resize(slot_count + map_count);
+    heap_maps.resize(map_count);
+    slots = heap_slots.data();
+    pointers = heap_pointers.data();
+    maps = heap_maps.data();
+  }
   put(slots[0], grid);
   for (size_t i = 0; i < params.size(); ++i) {
     if (params[i].tensor)
@@ -207,12 +229,11 @@ void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
     else
       put_scalar(slots[i + 1], params[i].dtype, args.args[i]);
   }
-  for (size_t i = 0; i < slots.size(); ++i) pointers[i] = slots[i].bytes;
-  std::vector<CUtensorMap> maps;
-  maps.reserve(config.tensor_maps.size());
-  for (const TensorMapSpec& m : config.tensor_maps) {
-    maps.push_back(tensor_map(k, m, args.args.at(static_cast<size_t>(m.param)).tensor));
-    pointers.push_back(&maps.back());
+  for (size_t i = 0; i < slot_count; ++i) pointers[i] = slots[i].bytes;
+  for (size_t m = 0; m < map_count; ++m) {
+    const TensorMapSpec& spec = config.tensor_maps[m];
+    maps[m] = tensor_map(k, spec, args.args.at(static_cast<size_t>(spec.param)).tensor);
+    pointers[slot_count + m] = &maps[m];
   }
 
   ctx.make_current();
@@ -227,7 +248,7 @@ void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
   if (blocks > 0) {
     const CUresult r = driver().cuLaunchKernel(
         k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
-        static_cast<unsigned>(config.dynamic_shared_bytes), queue, pointers.data(), nullptr);
+        static_cast<unsigned>(config.dynamic_shared_bytes), queue, pointers, nullptr);
     // The context is built only on failure: this is the hot path of every launch.
     if (r != CUDA_SUCCESS)
       check(r, "cuLaunchKernel",

@@ -31,6 +31,7 @@ namespace tessera::backend::cuda {
   X(cuDeviceTotalMem)              \
   X(cuDevicePrimaryCtxRetain)      \
   X(cuCtxSetCurrent)               \
+  X(cuCtxGetCurrent)               \
   X(cuStreamCreate)                \
   X(cuStreamSynchronize)           \
   X(cuStreamWaitEvent)             \
@@ -66,6 +67,7 @@ namespace tessera::backend::cuda {
   X(cuGraphInstantiateWithFlags)   \
   X(cuGraphLaunch)                 \
   X(cuGraphExecDestroy)            \
+  X(cuGraphExecUpdate)             \
   X(cuGraphDestroy)
 
 // Entry points newer than kMinDriverVersion: null on a driver that lacks them, so every use has

@@ -4,6 +4,8 @@
 
 #include <cuda.h>
 
+#include <atomic>
+
 #include "tessera/backend/cuda/context.hpp"
 
 namespace tessera::backend::cuda {
@@ -31,6 +33,9 @@ class Event {
   const DeviceContext* ctx_;
   CUevent event_ = nullptr;
   CUstream stream_ = nullptr;
+  // Set once a query or a wait saw the work done: later questions cost no driver call (the
+  // launch path asks earlier launches' events on every launch).
+  mutable std::atomic<bool> complete_{false};
 };
 
 }  // namespace tessera::backend::cuda
