@@ -134,6 +134,51 @@ TEST(Chain, WriteAfterReadRunsTheWriterAfterThePendingRead) {
   EXPECT_EQ(overwritten.to_vector(), std::vector<float>(kN, 7.0f));
 }
 
+// Reads x n times per block (x * 0.5 + x * 0.5 is x exactly): a reader that stays running a while.
+TESSERA_KERNEL(slow_copy, Out<float> z, In<float> x, Scalar<int32_t> n) {
+  Tile<float> acc = load_like(x, z);
+  for_range(0, n, [&](Index) { acc = acc * 0.5f + load_like(x, z) * 0.5f; });
+  z.store(acc);
+};
+// Reads x's first 64 elements: a reader that finishes at once.
+TESSERA_KERNEL(head_copy, Out<float> z, In<float> x) {
+  z.store(load(x, {0}, {64}));
+};
+
+// A storage's list of pending readers is pruned lazily (readers known to be done at once, the
+// others asked only when the list has doubled): a write after many reads -- some finished and
+// waited for, a slow one first in the queue, many pending across several prunes -- still runs
+// after every one of them.
+TEST(Chain, WriteAfterManyPendingReadsRunsAfterEveryOneOfThem) {
+  auto x = from_host(iota(kN), Device::cpu());
+  std::vector<Tensor<float, 1>> copies;
+  auto read_x = [&] {
+    auto [c, x1] = head_copy(zeros<float>({64}, Device::cpu()).partition({64}), x).chain();
+    copies.push_back(std::move(c).unpartition());
+  };
+  const std::vector<float> head = iota(64);
+  {
+    CpuQueueHold hold;
+    for (int i = 0; i < 10; ++i) read_x();
+  }
+  for (const Tensor<float, 1>& c : copies) (void)c.to_vector();  // these are known to be done
+  Tensor<float, 1> slow, overwritten;
+  {
+    CpuQueueHold hold;
+    {
+      auto [s, x1, n] = slow_copy(zeros<float>({kN}, Device::cpu()).partition({64}), x, 64).chain();
+      slow = std::move(s).unpartition();
+    }
+    for (int i = 0; i < 45; ++i) read_x();  // past several prunes, none of these finished
+    Tensor<float, 1> only = std::move(x);
+    auto [w, v] = set_to(std::move(only).partition({64}), 7.0f).chain();
+    overwritten = std::move(w).unpartition();
+  }
+  EXPECT_EQ(slow.to_vector(), iota(kN));
+  for (const Tensor<float, 1>& c : copies) EXPECT_EQ(c.to_vector(), head);
+  EXPECT_EQ(overwritten.to_vector(), std::vector<float>(kN, 7.0f));
+}
+
 TEST(Chain, WriteAfterWriteLeavesTheLaterLaunchsValues) {
   auto x = from_host(iota(kN), Device::cpu());
   Tensor<float, 1> out;
