@@ -5,6 +5,8 @@
 #include "gpu_graph.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 
 #include "gpu_context.hpp"
 #include "gpu_kernel.hpp"
@@ -120,6 +122,37 @@ class CaptureStream {
 
 }  // namespace
 
+namespace {
+
+std::atomic<uint64_t> g_instantiations{0};
+std::atomic<uint64_t> g_updates_in_place{0};
+
+// Records the launches of `steps` into a new CUDA graph, step i's error report copied to
+// `report_of[i]` (null: the kernel has none).
+CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphStep>& steps,
+                     const std::vector<void*>& report_of) {
+  CaptureStream s(ctx);
+  s.begin();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const GpuKernel& k = *steps[i].kernel;
+    cuda::queue_launch(k.loaded, k.params, *steps[i].args, k.config, report_of[i], s.get());
+  }
+  return s.end();
+}
+
+// Destroys a recorded graph that nothing took.
+struct GraphOwner {
+  CUgraph graph = nullptr;
+  ~GraphOwner() {
+    try {
+      if (graph) (void)cuda::driver().cuGraphDestroy(graph);
+    } catch (...) {
+    }
+  }
+};
+
+}  // namespace
+
 std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphStep>& steps) {
   const cuda::DeviceContext& ctx = gpu_context(d);
   auto g = std::make_shared<GpuGraph>(ctx);
@@ -131,16 +164,40 @@ std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphSt
       report_of[i] = cuda::device_allocate(ctx, cuda::kErrorReportBytes);
       g->reports.emplace_back(steps[i].kernel, report_of[i]);
     }
-  CaptureStream s(ctx);
-  s.begin();
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const GpuKernel& k = *steps[i].kernel;
-    cuda::queue_launch(k.loaded, k.params, *steps[i].args, k.config, report_of[i], s.get());
-  }
-  g->graph = s.end();
+  g->graph = record_steps(ctx, steps, report_of);
   ctx.make_current();
   TESSERA_CU(cuGraphInstantiateWithFlags, &g->exec, g->graph, 0);
+  g_instantiations.fetch_add(1, std::memory_order_relaxed);
   return g;
+}
+
+bool gpu_graph_update(GpuGraph& graph, const std::vector<GpuGraphStep>& steps) {
+  const cuda::DeviceContext& ctx = *graph.ctx;
+  // The same reports, step by step: the graph's kernels (and so their reports) are unchanged.
+  std::vector<void*> report_of(steps.size(), nullptr);
+  size_t next = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!steps[i].kernel->loaded.error_flag) continue;
+    if (next >= graph.reports.size() || graph.reports[next].first != steps[i].kernel) return false;
+    report_of[i] = graph.reports[next++].second;
+  }
+  if (next != graph.reports.size()) return false;
+  GraphOwner fresh{record_steps(ctx, steps, report_of)};
+  ctx.make_current();
+  CUgraphExecUpdateResultInfo info{};
+  // The driver changes the kernel nodes' parameters of the instantiated graph for the launches
+  // queued from now on (those queued before run as they were), or refuses when the graphs
+  // differ in more than parameters; it is left as it was then, and the caller builds anew.
+  if (cuda::driver().cuGraphExecUpdate(graph.exec, fresh.graph, &info) != CUDA_SUCCESS)
+    return false;
+  std::swap(graph.graph, fresh.graph);  // the old recording is destroyed with `fresh`
+  g_updates_in_place.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+GpuGraphCounts gpu_graph_counts() {
+  return {g_instantiations.load(std::memory_order_relaxed),
+          g_updates_in_place.load(std::memory_order_relaxed)};
 }
 
 std::shared_ptr<Completion> gpu_graph_replay(

@@ -3,6 +3,7 @@
 // Private to the runtime; implemented on backend/cuda in gpu_graph.cpp.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,20 @@ struct GpuGraphStep {
 // Builds and instantiates the graph of `steps`, in order, on GPU `d`. Throws BackendError naming
 // the driver call that refused.
 std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphStep>& steps);
+// Records `steps` (the launches `graph` was built from, rebound to other tensors or scalars: the
+// same kernels in the same order) and updates the instantiated graph in place
+// (cuGraphExecUpdate), with no new instantiation: replays queued before run the old launches,
+// later ones the new. False, `graph` replaying as before, where the driver refuses the update;
+// the caller builds a new graph then. Throws BackendError if recording fails. Call it while no
+// replay of `graph` is being issued (g_order_mu).
+bool gpu_graph_update(GpuGraph& graph, const std::vector<GpuGraphStep>& steps);
+
+// Graphs instantiated and updated in place so far in this process (for tests).
+struct GpuGraphCounts {
+  uint64_t instantiations = 0;
+  uint64_t updates_in_place = 0;
+};
+GpuGraphCounts gpu_graph_counts();
 // Launches the graph on `stream` (null: the device's own), after the work queued on the device's
 // stream so far and after `after`, each waited for on the device. The Completion's wait() throws
 // the first error a kernel of the graph reported in a replay (its error report).

@@ -1,7 +1,8 @@
 // Rebinding a graph (runtime/graph.hpp): a captured tensor or scalar replaced for later replays,
 // with the checks that keep the compiled launches valid and the graph's holds its own. The
 // launches are copied, changed and swapped in (replays already queued keep the old ones); on a
-// GPU the CUDA graph is built and instantiated again from the new launches.
+// GPU the instantiated CUDA graph is updated in place from the new launches (cuGraphExecUpdate), or
+// built again where the driver refuses that.
 #include <algorithm>
 #include <cstdint>
 
@@ -36,6 +37,19 @@ std::pair<uintptr_t, uintptr_t> span_of(const backend::TensorArg& t) {
   }
   const auto size = static_cast<int64_t>(dtype_size(t.dtype));
   return {base + static_cast<uintptr_t>(lo * size), base + static_cast<uintptr_t>((hi + 1) * size)};
+}
+
+// On a GPU, makes `gpu` replay `steps` (a graph's launches, rebound): the instantiated graph
+// updated in place where the driver allows it, else a new one built (replays queued before keep the
+// old one either way). Called under g_order_mu, before anything else of g changes: if it throws,
+// the graph replays as before.
+template <class Steps>
+void rebuild_gpu(Device device, std::shared_ptr<runtime::GpuGraph>& gpu, const Steps& steps) {
+  if (!device.is_cuda()) return;
+  std::vector<runtime::GpuGraphStep> gpu_steps;
+  for (const auto& step : steps) gpu_steps.push_back({step.gpu.get(), &step.args});
+  if (gpu && runtime::gpu_graph_update(*gpu, gpu_steps)) return;
+  gpu = runtime::gpu_graph_build(device, gpu_steps);
 }
 
 }  // namespace
@@ -152,19 +166,12 @@ void Graph::rebind_handle(const runtime::TensorHandle& captured,
                  " that the graph writes or reads with it; an output may not be reachable "
                  "through another argument");
       }
-  std::shared_ptr<runtime::GpuGraph> gpu;
-  if (g.device->is_cuda()) {
-    std::vector<runtime::GpuGraphStep> gpu_steps;
-    for (const State::Step& step : *steps) gpu_steps.push_back({step.gpu.get(), &step.args});
-    gpu = runtime::gpu_graph_build(*g.device, gpu_steps);
-  }
-
   // Swapped in while no replay or launch on a held storage orders itself.
   std::shared_ptr<Storage> old_hold;  // let go after the locks
   std::lock_guard order(runtime::g_order_mu);
+  rebuild_gpu(*g.device, g.gpu, *steps);
   std::lock_guard lock(runtime::registry().mu);
   g.steps = std::move(steps);
-  if (gpu) g.gpu = std::move(gpu);
   const bool still_used = std::any_of(g.steps->begin(), g.steps->end(), [&](const State::Step& s) {
     return std::any_of(s.uses.begin(), s.uses.end(),
                        [&](const auto& u) { return u.first == from; });
@@ -271,15 +278,9 @@ void Graph::rebind_scalar(std::string_view kernel, std::string_view param, bool 
     fail_at<GraphError>(loc, "rebind(): ", *g.label, " has no captured launch of kernel '", kernel,
                         "' with a scalar parameter '", param,
                         "'; name a kernel the graph launches, and one of its Scalar parameters");
-  std::shared_ptr<runtime::GpuGraph> gpu;
-  if (g.device->is_cuda()) {
-    std::vector<runtime::GpuGraphStep> gpu_steps;
-    for (const State::Step& step : *steps) gpu_steps.push_back({step.gpu.get(), &step.args});
-    gpu = runtime::gpu_graph_build(*g.device, gpu_steps);
-  }
   std::lock_guard order(runtime::g_order_mu);  // no replay reads the launches meanwhile
+  rebuild_gpu(*g.device, g.gpu, *steps);
   g.steps = std::move(steps);
-  if (gpu) g.gpu = std::move(gpu);
 }
 
 }  // namespace tessera

@@ -26,6 +26,9 @@
 #include <tessera/tessera.hpp>
 
 #include "runtime/expect_error.hpp"
+#ifdef TESSERA_GRAPH_TEST_GPU
+#include "runtime/gpu_graph.hpp"  // gpu_graph_counts()
+#endif
 #ifndef TESSERA_GRAPH_TEST_GPU
 #include "runtime/cpu_queue.hpp"
 #endif
@@ -371,6 +374,50 @@ GRAPH_TEST(GraphRebind, AScalarIsSetForLaterReplaysAndAValueItsTypeCannotHoldIsR
   g.replay().sync();
   EXPECT_EQ(y.to_vector(), all(7.0f));
 }
+
+#ifdef TESSERA_GRAPH_TEST_GPU
+// A rebind updates the instantiated CUDA graph in place (cuGraphExecUpdate, no new
+// instantiation): later replays compute with the new tensor and scalar, and a kernel's error
+// report is still wired to the updated graph.
+TEST(GpuGraphRebind, ARebindUpdatesTheInstantiatedGraphInPlaceAndKeepsItsErrorReports) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> a = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> b = full<float>({kN}, 10.0f, dev());
+  Tensor<float, 1> y, f;
+  Graph g = capture("update", [&] {
+    auto [yp, a1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), a).sync();
+    y = std::move(yp).unpartition();
+    auto [fp, v] = graph_set_to(zeros<float>({kN}, dev()).partition({64}), 5.0f).sync();
+    f = std::move(fp).unpartition();
+  });
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(8.0f));
+  const runtime::GpuGraphCounts before = runtime::gpu_graph_counts();
+  g.rebind(a, b);
+  g.rebind(graph_set_to, "v", 6.0f);
+  const runtime::GpuGraphCounts after = runtime::gpu_graph_counts();
+  EXPECT_EQ(after.instantiations, before.instantiations);
+  EXPECT_EQ(after.updates_in_place, before.updates_in_place + 2);
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(20.0f));
+  EXPECT_EQ(f.to_vector(), all(6.0f));
+
+  // A kernel with an error report: its last block reads past x, unpadded.
+  Tensor<float, 1> x = full<float>({kN}, 1.0f, dev());
+  Tensor<float, 1> x2 = full<float>({kN}, 2.0f, dev());
+  Tensor<float, 1> z;
+  Graph bad = capture("bad", [&] {
+    auto [zp, x1] = graph_next_tile(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    z = std::move(zp).unpartition();
+  });
+  EXPECT_TRUE(contains(error_of<BoundsError>([&] { bad.replay().sync(); }), "unpadded load"));
+  const uint64_t updates = runtime::gpu_graph_counts().updates_in_place;
+  bad.rebind(x, x2);
+  EXPECT_EQ(runtime::gpu_graph_counts().updates_in_place, updates + 1);
+  const std::string again = error_of<BoundsError>([&] { bad.replay().sync(); });
+  EXPECT_TRUE(contains(again, "unpadded load from 'x'")) << again;
+}
+#endif
 
 // ---- attempts to break the graph's ownership, each with a twin that works -------------------
 

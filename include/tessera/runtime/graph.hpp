@@ -94,8 +94,8 @@ class Graph {
   // replacement's. If the graph writes `captured`, nothing else may write the replacement: it may
   // not be held by another graph, nor have had its address handed out (unchecked_data()). A
   // GraphError (naming the tensor and the graph) when any of this does not hold; the graph is then
-  // unchanged. On a GPU the CUDA graph is instantiated again with the new addresses (replays
-  // already queued keep the old one).
+  // unchanged. On a GPU the instantiated CUDA graph is updated in place with the new addresses
+  // (replays already queued run as they were); built again only if the driver refuses that.
   template <Element T, int R>
   void rebind(const Tensor<T, R>& captured, const Tensor<T, R>& replacement,
               std::source_location loc = std::source_location::current()) {
