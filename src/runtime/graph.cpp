@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/runtime/compile.hpp"
@@ -56,8 +57,8 @@ bool capturing() noexcept {
 }
 
 std::shared_ptr<const CaptureArgs> capture_arguments(const KernelSite& site,
-                                                     const std::vector<LaunchArg>& args,
-                                                     Device device, SourceLoc call) {
+                                                     std::span<const LaunchArg> args, Device device,
+                                                     SourceLoc call) {
   const Graph::State& g = *t_capture;
   if (g.device && *g.device != device)
     fail_at<GraphError>(call, "kernel '", site.name, "' runs on ", device.str(), ", but ", *g.label,
@@ -113,8 +114,7 @@ std::shared_ptr<Completion> capture_launch(const std::shared_ptr<const std::stri
   return done;
 }
 
-void graph_check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
-                        SourceLoc call) {
+void graph_check_launch(const KernelSite& site, std::span<const LaunchArg> args, SourceLoc call) {
   if (!any_held()) return;
   std::lock_guard lock(registry().mu);
   for (size_t i = 0; i < args.size(); ++i) {

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,8 @@ struct CaptureArgs {
 bool capturing() noexcept;
 // Made by check_launch when capturing(): refuses a launch on another device than the graph's.
 std::shared_ptr<const CaptureArgs> capture_arguments(const KernelSite& site,
-                                                     const std::vector<LaunchArg>& args,
-                                                     Device device, SourceLoc call);
+                                                     std::span<const LaunchArg> args, Device device,
+                                                     SourceLoc call);
 // Records a checked launch in this thread's capture, and returns its Completion, already
 // finished: nothing runs until a replay.
 std::shared_ptr<Completion> capture_launch(const std::shared_ptr<const std::string>& label,
@@ -40,7 +41,7 @@ std::shared_ptr<Completion> capture_launch(const std::shared_ptr<const std::stri
 
 // In check_launch: a GraphError if an output of the launch is held by a graph other than the one
 // this thread captures (a partition kept from a capture, written outside the graph).
-void graph_check_launch(const KernelSite& site, const std::vector<LaunchArg>& args, SourceLoc call);
+void graph_check_launch(const KernelSite& site, std::span<const LaunchArg> args, SourceLoc call);
 // In partition(): a GraphError if a graph other than the one this thread captures holds the
 // storage; returns the handles that the capture itself holds (0 or 1), which do not count
 // against partition()'s "only handle" rule.

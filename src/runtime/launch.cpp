@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -234,9 +236,14 @@ struct CacheEntry {
   bool ready = false;  // spec is built; a failed build leaves it unset, to be tried again
   Specialization spec;
 };
+// Found by a string_view of the key: a lookup makes no string.
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view k) const noexcept { return std::hash<std::string_view>{}(k); }
+};
 struct SpecializationCache {
   std::mutex mu;
-  std::unordered_map<std::string, std::shared_ptr<CacheEntry>> entries;
+  std::unordered_map<std::string, std::shared_ptr<CacheEntry>, KeyHash, std::equal_to<>> entries;
 };
 SpecializationCache& cache() {
   static SpecializationCache c;
@@ -293,11 +300,10 @@ void put(std::string& key, const T& v) {
 
 // The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted.
 // Each field has a fixed size, except the tile shape, which is preceded by its length.
-std::string specialization_key(const KernelSite& site, const std::vector<LaunchArg>& args,
-                               Device device,
-                               const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
-  std::string key;
-  key.reserve(24 + 48 * args.size());
+// Written into `key` (cleared first), whose capacity is reused from launch to launch.
+void specialization_key(std::string& key, const KernelSite& site, std::span<const LaunchArg> args,
+                        Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
+  key.clear();
   put(key, site.identity);
   put(key, device.is_cuda());
   put(key, device.index());
@@ -316,7 +322,6 @@ std::string specialization_key(const KernelSite& site, const std::vector<LaunchA
       put(key, tensor_specs[i].inner_extent_aligned);
     }
   }
-  return key;
 }
 
 }  // namespace
@@ -359,7 +364,7 @@ LaunchProfile take_launch_profile() {
   return std::exchange(t_profile, {});
 }
 
-CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
+CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> args,
                            const TraceFn& trace, SourceLoc call) {
   PhaseClock clock;
   // Names are parsed only when needed: for errors and for tracing.
@@ -412,7 +417,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
       g.push_back(ceil_div(a.tensor->shape()[d], a.tile[d]));
     if (!first_out) {
       first_out = i;
-      grid = g;
+      grid = std::move(g);
     } else if (g != grid) {
       fail_launch(describe(names(), i, a.kind), " is cut into a grid of ", to_string(g),
                   " tiles, but ", describe(names(), *first_out, ir::ParamKind::Out), " into ",
@@ -446,7 +451,10 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
 
   // The specialization: traced and compiled once per key. On a GPU the key also holds each
   // tensor's alignment class, which the generated code relies on.
-  std::vector<backend::cuda::TensorSpec> tensor_specs;
+  // This thread's, reused: no heap allocation once they have grown.
+  thread_local std::vector<backend::cuda::TensorSpec> tensor_specs;
+  thread_local std::string key;
+  tensor_specs.clear();
   if (device->is_cuda()) {
     tensor_specs.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i)
@@ -454,21 +462,21 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   }
   Specialization spec;
   {
-    const std::string key = specialization_key(site, args, *device, tensor_specs);
+    specialization_key(key, site, args, *device, tensor_specs);
     std::shared_ptr<CacheEntry> entry;
     {
       SpecializationCache& c = cache();
       std::lock_guard lock(c.mu);
-      std::shared_ptr<CacheEntry>& e = c.entries[key];
-      if (!e) e = std::make_shared<CacheEntry>();
-      entry = e;
+      auto it = c.entries.find(std::string_view(key));
+      if (it == c.entries.end()) it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
+      entry = it->second;
     }
     auto params = [&] {
       std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
         const LaunchArg& a = args[i];
-        ps.push_back(
-            ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0, a.tile});
+        ps.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
+                               Shape(a.tile.begin(), a.tile.end())});
       }
       return ps;
     };
@@ -479,6 +487,9 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         spec = entry->spec;
         cached = true;
       } else {
+        // Copied before tracing: the body's trace runs user code, which may launch (and so reuse
+        // this thread's buffers) before the specs are read below.
+        const std::vector<backend::cuda::TensorSpec> specs = tensor_specs;
         spec.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
@@ -495,7 +506,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
           if (!stored.empty()) ir_cache::store(stored, *spec.kernel, *spec.label);
         }
         if (device->is_cuda()) {
-          const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
+          const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), specs};
           const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
           spec.gpu =
               gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
@@ -519,8 +530,9 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   checked.kernel_ = spec.kernel;
   checked.gpu_ = spec.gpu;
   backend::LaunchArgs& launch_args = checked.args_;
-  launch_args.grid = grid;
+  launch_args.grid = std::move(grid);
   checked.uses_.reserve(args.size());
+  launch_args.args.reserve(args.size());
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
     if (a.tensor) checked.uses_.emplace_back(a.tensor->storage(), a.kind == ir::ParamKind::Out);
@@ -539,7 +551,7 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
   return checked;
 }
 
-std::shared_ptr<Completion> CheckedLaunch::start() const {
+std::shared_ptr<Completion> CheckedLaunch::start() && {
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
   // This thread's list, reused: no heap allocation per launch once it has grown. (Nothing called
@@ -556,16 +568,17 @@ std::shared_ptr<Completion> CheckedLaunch::start() const {
     // The job waits for the readers it follows (they only have to finish), then for the writers
     // (whose failure is this launch's), then runs. The kernel and the argument values travel with
     // it; the storages stay alive since each one waits for its launches before it is freed.
-    cpu_enqueue([kernel = kernel_, args = args_, readers = std::move(before.readers), done] {
-      for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-      if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-      try {
-        backend::cpu::run(kernel->fn, args);
-        done->finish();
-      } catch (...) {
-        done->finish(std::current_exception());
-      }
-    });
+    cpu_enqueue(
+        [kernel = kernel_, args = std::move(args_), readers = std::move(before.readers), done] {
+          for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+          if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
+          try {
+            backend::cpu::run(kernel->fn, args);
+            done->finish();
+          } catch (...) {
+            done->finish(std::current_exception());
+          }
+        });
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.

@@ -35,7 +35,8 @@ runtime::LaunchArg out_arg(const runtime::TensorHandle& h, runtime::PartitionMar
   a.dtype = DType::F32;
   a.declared_rank = kDynamicRank;
   a.tensor = &h;
-  a.tile = Shape{8};
+  static const Shape tile{8};
+  a.tile = tile;
   a.partitioned = mark;
   return a;
 }
@@ -82,9 +83,9 @@ TEST(HandMadeLaunchArg, APartitionWithItsOwnMarkLaunches) {
   auto x = ones<float>({16}, Device::cpu());
   const std::vector<runtime::LaunchArg> args{
       out_arg(runtime::HandleAccess::of(p), runtime::HandleAccess::mark(p)), in_arg(x.handle())};
-  const runtime::CheckedLaunch checked =
+  runtime::CheckedLaunch checked =
       runtime::check_launch(kSite, args, trace_copy, SourceLoc::current());
-  checked.start()->wait();
+  std::move(checked).start()->wait();
   EXPECT_EQ(std::move(p).unpartition().to_vector(), std::vector<float>(16, 1.0f));
 }
 

@@ -18,6 +18,7 @@
 // propagates.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -246,9 +247,10 @@ class Kernel {
     runtime::refuse_launch_if_an_error_was_lost();
     const runtime::KernelSite site{identity(), name_, param_text_, loc_};
     // 1. Check, reading the arguments where the caller holds them.
-    const std::vector<runtime::LaunchArg> described{
+    // On the stack: a repeated launch allocates nothing here.
+    const std::array<runtime::LaunchArg, arity> described{
         runtime::describe_argument<P<I>>(site, I, arity, args)...};
-    const runtime::CheckedLaunch checked = runtime::check_launch(
+    runtime::CheckedLaunch checked = runtime::check_launch(
         site, described,
         [this](std::vector<ir::Param> params) {
           return tile::detail::trace(name_, std::move(params), loc_, [this] {
@@ -265,7 +267,7 @@ class Kernel {
     // 3. Start. If the driver refuses it, the outputs go back to the caller.
     std::shared_ptr<runtime::Completion> done;
     try {
-      done = checked.start();
+      done = std::move(checked).start();
     } catch (...) {
       (runtime::give_back<P<I>>(args, std::get<I>(owned)), ...);
       throw;

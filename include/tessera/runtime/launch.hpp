@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,10 +39,11 @@ struct LaunchArg {
   DType dtype;
   int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
-  Shape tile;                            // Out
-  PartitionMark partitioned;             // Out: HandleAccess::mark() of the partition
-  double scalar = 0;                     // Scalar of a floating-point dtype
-  int64_t iscalar = 0;                   // Scalar of an integer or bool dtype
+  // Out: the partition's tile shape, the caller's (alive while check_launch reads it).
+  std::span<const int64_t> tile;
+  PartitionMark partitioned;  // Out: HandleAccess::mark() of the partition
+  double scalar = 0;          // Scalar of a floating-point dtype
+  int64_t iscalar = 0;        // Scalar of an integer or bool dtype
 };
 
 // Work that finishes on a device by itself, such as a GPU launch (its event); a Completion asks
@@ -147,11 +149,12 @@ class CheckedLaunch {
   // only what no check can know beforehand: the driver refusing the launch, or no memory for its
   // error report. The work's own errors (an unpadded load outside its tensor), and the failure of
   // a launch it follows, surface at the Completion's wait(), on every backend.
-  std::shared_ptr<Completion> start() const;
+  // Called once: the launch's arguments move into the work.
+  std::shared_ptr<Completion> start() &&;
 
  private:
-  friend CheckedLaunch check_launch(const KernelSite&, const std::vector<LaunchArg>&,
-                                    const TraceFn&, SourceLoc);
+  friend CheckedLaunch check_launch(const KernelSite&, std::span<const LaunchArg>, const TraceFn&,
+                                    SourceLoc);
   CheckedLaunch() = default;
   std::shared_ptr<const std::string> label_;  // the specialization's
   Device device_ = Device::cpu();
@@ -170,7 +173,7 @@ class CheckedLaunch {
 // and traces, checks and compiles the kernel's specialization (once per key). Throws
 // (LaunchError, OwnershipError, KernelError, BackendError) before any work starts, and reads the
 // arguments only through `args`: the caller still holds them, and keeps them when this throws.
-CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>& args,
+CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> args,
                            const TraceFn& trace, SourceLoc call);
 
 // Throws the LaunchError for a scalar argument (argument `index` of `count`) whose value `value`
