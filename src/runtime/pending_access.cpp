@@ -22,8 +22,9 @@ bool still_matters(const Completion& c) {
   return !c.known_succeeded();
 }
 
-// Readers are dropped once they are known to be done from this many on; readers that must be
-// asked (a driver query each) from kReadersToPrune on, or twice what was left by the last prune.
+// The oldest readers are dropped once they are known to be done from this many on; readers that
+// must be asked (a driver query each) from kReadersToPrune on, or twice what was left by the last
+// prune.
 constexpr size_t kReadersToPruneKnown = 4;
 constexpr size_t kReadersToPrune = 8;
 
@@ -57,12 +58,14 @@ void PendingAccess::record(const std::vector<StorageUse>& uses,
       u.storage->readers_.clear();
     } else {
       std::vector<std::shared_ptr<Completion>>& readers = u.storage->readers_;
-      // Launches known to be done are dropped without asking anyone (in a loop that waits for
-      // each launch, that keeps the list short); the others are asked only when the list has
-      // doubled since, so that each launch costs O(1) queries on average.
-      if (readers.size() >= kReadersToPruneKnown)
-        std::erase_if(readers,
-                      [](const std::shared_ptr<Completion>& r) { return r->known_done(); });
+      // The oldest readers known to be done are dropped without asking anyone (in a loop that
+      // waits for each launch, that keeps the list short); the others are asked only when the
+      // list has doubled since, so that each launch costs O(1) checks and queries on average.
+      if (readers.size() >= kReadersToPruneKnown) {
+        size_t done = 0;
+        while (done < readers.size() && readers[done]->known_done()) ++done;
+        readers.erase(readers.begin(), readers.begin() + static_cast<std::ptrdiff_t>(done));
+      }
       if (readers.size() >= u.storage->prune_readers_at_) {
         prune_readers(readers);
         u.storage->prune_readers_at_ = std::max<size_t>(kReadersToPrune, 2 * readers.size());
