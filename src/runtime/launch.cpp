@@ -561,6 +561,7 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
   const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
   Predecessors before = PendingAccess::predecessors(uses);
+  clock.mark(&LaunchProfile::start_ns);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
     done = std::make_shared<Completion>(label_);
@@ -586,6 +587,7 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
         gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers);
     done->follow(std::move(before.writers));
   }
+  clock.mark(&LaunchProfile::queue_ns);
   PendingAccess::record(uses, done);
   clock.mark(&LaunchProfile::start_ns);
   clock.count_launch();

@@ -26,6 +26,7 @@ TEST(LaunchProfile, CountsEveryPhaseOfEachLaunchWhileOn) {
   EXPECT_GT(p.lookup_ns, 0u);
   EXPECT_GT(p.pack_ns, 0u);
   EXPECT_GT(p.start_ns, 0u);
+  EXPECT_GT(p.queue_ns, 0u);
   // Taking it cleared it.
   EXPECT_EQ(runtime::take_launch_profile().launches, 0u);
 }
@@ -36,7 +37,7 @@ TEST(LaunchProfile, CountsNothingWhileOff) {
   (void)profiled_copy(zeros<float>({256}, Device::cpu()).partition({64}), x).sync();
   const runtime::LaunchProfile p = runtime::take_launch_profile();
   EXPECT_EQ(p.launches, 0u);
-  EXPECT_EQ(p.checks_ns + p.lookup_ns + p.pack_ns + p.start_ns, 0u);
+  EXPECT_EQ(p.checks_ns + p.lookup_ns + p.pack_ns + p.start_ns + p.queue_ns, 0u);
 }
 
 }  // namespace

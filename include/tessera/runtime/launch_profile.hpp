@@ -13,7 +13,8 @@ struct LaunchProfile {
   uint64_t checks_ns = 0;  // arguments alive, ranks, devices, the grid, partitions, overlaps
   uint64_t lookup_ns = 0;  // the specialization's key and the cache lookup (a build, if cold)
   uint64_t pack_ns = 0;    // the backend's arguments, and the device's limits checked on them
-  uint64_t start_ns = 0;   // ordering after earlier launches, then queueing the work
+  uint64_t start_ns = 0;   // ordering: finding the launches to follow, recording this one
+  uint64_t queue_ns = 0;   // queueing the work: on a GPU the driver's calls (launch, event)
 };
 
 // Turns profiling on or off (for every thread) and clears this thread's sums.
