@@ -34,6 +34,39 @@ class FakeWork : public DeviceWork {
   std::atomic<int>& waits_;
 };
 
+// Device work that counts what it is asked: how ordering asks the device.
+class CountingWork : public DeviceWork {
+ public:
+  CountingWork(std::atomic<int>& queries, std::atomic<int>& orders)
+      : queries_(queries), orders_(orders) {}
+  bool done() override {
+    ++queries_;
+    return true;
+  }
+  void wait() override {}
+  void order_on(void*) override { ++orders_; }
+
+ private:
+  std::atomic<int>& queries_;
+  std::atomic<int>& orders_;
+};
+
+// Ordering a stream after a launch leaves the question to the work (a GPU launch asks the driver
+// nothing when the stream is its own), and asks nothing at all once the launch is known done.
+TEST(Completion, OrderingAsksTheWorkOnlyUntilTheLaunchIsKnownDone) {
+  std::atomic<int> queries{0}, orders{0};
+  Completion c(std::make_unique<CountingWork>(queries, orders));
+  int stream = 0;
+  c.order_on(&stream);
+  EXPECT_EQ(orders.load(), 1);
+  EXPECT_EQ(queries.load(), 0);  // the completion itself asked nothing
+  EXPECT_FALSE(c.known_done());
+  c.wait();
+  EXPECT_TRUE(c.known_done());
+  c.order_on(&stream);
+  EXPECT_EQ(orders.load(), 1);
+}
+
 TEST(Completion, FinishedByFinishOnTheCpu) {
   Completion c;
   EXPECT_FALSE(c.ready());
