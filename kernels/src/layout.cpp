@@ -33,6 +33,33 @@ TESSERA_KERNEL(kv_cache_write_positions, Out<T, 4> out, In<T, 4> cache, In<T> fr
   out.store(select((rel >= 0) & (rel < n), now, load(cache, {b, pos, 0, 0}, tile)));
 };
 
+// The in-place append: the cache itself is the output, cut into chunks of kAppendChunk positions.
+// Each block stores the fresh rows that land in its chunk, one position (all heads) a piece;
+// store_part leaves the rest of its tile as it was, and a block whose chunk gets no row runs no
+// store that lands in its tile. The first row is stored at the top level (its offset is the
+// chunk's extent, outside the tile, when there is none), the others in a loop; a prefill's n rows
+// span n / kAppendChunk + 1 chunks.
+template <Element T>
+TESSERA_KERNEL(kv_cache_append_rows, Out<T, 4> cache, In<T> fresh, In<int32_t, 1> start) {
+  const Shape& tile = cache.shape();  // [1, kAppendChunk, H, D]
+  const Shape piece{1, 1, tile[2], tile[3]};
+  const int32_t chunk = static_cast<int32_t>(tile[1]);
+  const Index b = tile_index(0), first = tile_index(1) * chunk;
+  const Index s = load(start, {b}, {1}, Pad::none()).reshape({});
+  const Index n = fresh.dim(fresh.rank() - 3).template cast<int32_t>();
+  // Rows [lo, hi) of this chunk receive fresh rows [first + lo - s, first + hi - s).
+  const Index lo = minimum(maximum(s - first, 0), chunk);
+  const Index hi = minimum(maximum(s + n - first, 0), chunk);
+  auto row = [&](const Index& r) {
+    const Index rel = first + r - s;
+    return fresh.rank() == 4 ? load(fresh, {b, rel, 0, 0}, piece)
+                             : load(fresh, {rel, 0, 0}, {1, tile[2], tile[3]}).reshape(piece);
+  };
+  const Index top = select(lo < hi, lo, chunk);
+  cache.store_part(row(top), {0, top, 0, 0});
+  for_range(lo + 1, hi, [&](Index r) { cache.store_part(row(r), {0, r, 0, 0}); });
+};
+
 }  // namespace
 
 template <Element T>
@@ -89,13 +116,44 @@ Tensor<T, 4> kv_cache_write(const Tensor<T, 4>& cache, const Tensor<T, R>& fresh
   return std::move(out).unpartition();
 }
 
-#define TESSERA_LAYOUT(T)                                                                 \
-  template Tensor<T, 3> split_heads(const Tensor<T, 2>&, int64_t, std::source_location);  \
-  template Tensor<T, 2> merge_heads(const Tensor<T, 3>&, std::source_location);           \
-  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 3>&, int64_t, \
-                                       std::source_location);                             \
-  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 4>&, int64_t, \
-                                       std::source_location);
+template <Element T, int R>
+void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
+                     const Tensor<int32_t, 1>& start, std::source_location l) {
+  static_assert(R == 3 || R == 4, "kv_cache_append: fresh is [B, n, H, D] or [n, H, D]");
+  const char* fn = "kv_cache_append";
+  detail::require_nonempty(fn, "cache", cache.shape(), 4, l);
+  Shape want = cache.shape();
+  want[1] = fresh.dim(R - 3);
+  if (R == 3) want.erase(want.begin());
+  detail::require(R == 4 || cache.dim(0) == 1, l,
+                  std::string(fn) + ": a [n, H, D] 'fresh' is for a cache of batch 1, but the " +
+                      "cache is " + to_string(cache.shape()));
+  detail::require_shape(fn, "fresh", fresh.shape(), want, l);
+  detail::require(fresh.dim(R - 3) <= cache.dim(1), l,
+                  std::string(fn) + ": " + std::to_string(fresh.dim(R - 3)) +
+                      " positions do not fit a cache of " + std::to_string(cache.dim(1)));
+  detail::require_shape(fn, "start", start.shape(), {cache.dim(0)}, l);
+  detail::require_same_device(fn, "fresh", fresh.device(), cache.device(), l);
+  detail::require_same_device(fn, "start", start.device(), cache.device(), l);
+  auto [out, f1, s1] =
+      kv_cache_append_rows<T>(
+          std::move(cache).partition({1, kAppendChunk, cache.dim(2), cache.dim(3)}, l),
+          Tensor<T>(fresh), start)
+          .sync();
+  cache = std::move(out).unpartition();
+}
+
+#define TESSERA_LAYOUT(T)                                                                      \
+  template Tensor<T, 3> split_heads(const Tensor<T, 2>&, int64_t, std::source_location);       \
+  template Tensor<T, 2> merge_heads(const Tensor<T, 3>&, std::source_location);                \
+  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 3>&, int64_t,      \
+                                       std::source_location);                                  \
+  template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 4>&, int64_t,      \
+                                       std::source_location);                                  \
+  template void kv_cache_append(Tensor<T, 4>&, const Tensor<T, 3>&, const Tensor<int32_t, 1>&, \
+                                std::source_location);                                         \
+  template void kv_cache_append(Tensor<T, 4>&, const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
+                                std::source_location);
 TESSERA_LAYOUT(float)
 TESSERA_LAYOUT(half)
 TESSERA_LAYOUT(bfloat16)

@@ -47,6 +47,58 @@ TEST(Layout, KvCacheWriteReplacesOnlyTheGivenPositions) {
     EXPECT_EQ(written[e], e >= 5 * row ? 7.0f : 0.0f) << e;
 }
 
+// The in-place append: each sequence's rows land at its own start (here across the boundary of
+// two chunks of kAppendChunk positions), every other position keeps its value, and a start whose
+// rows would pass the end drops those rows instead of writing anywhere else.
+TEST(Layout, KvCacheAppendWritesOnlyTheNewPositionsInPlace) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const int64_t batch = 3, positions = 2 * kernels::kAppendChunk + 5, heads = 2, dim = 8, n = 3;
+  const std::vector<int32_t> starts{static_cast<int32_t>(kernels::kAppendChunk) - 2, 0,
+                                    static_cast<int32_t>(positions) - 1};
+  const auto old = random_values<float>(batch * positions * heads * dim, -1, 1, 4);
+  const auto fresh = random_values<float>(batch * n * heads * dim, 2, 3, 5);
+  auto cache = from_host(old, {batch, positions, heads, dim}, d);
+  kernels::kv_cache_append(cache, from_host(fresh, {batch, n, heads, dim}, d),
+                           from_host(starts, d));
+  std::vector<float> want = old;
+  const int64_t row = heads * dim;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t p = 0; p < n; ++p)
+      if (starts[b] + p < positions)
+        for (int64_t e = 0; e < row; ++e)
+          want[(b * positions + starts[b] + p) * row + e] = fresh[(b * n + p) * row + e];
+  EXPECT_EQ(cache.to_vector(), want);
+  // A batch of one takes [n, H, D]; decode steps append one position after another.
+  auto one = from_host(std::vector<float>(positions * row, 0.0f), {1, positions, heads, dim}, d);
+  for (int32_t p = 0; p < 3; ++p)
+    kernels::kv_cache_append(
+        one, from_host(std::vector<float>(row, static_cast<float>(p + 1)), {1, heads, dim}, d),
+        from_host(std::vector<int32_t>{p + 70}, d));
+  const auto written = one.to_vector();
+  for (int64_t e = 0; e < positions * row; ++e) {
+    const int64_t p = e / row;
+    EXPECT_EQ(written[e], p >= 70 && p < 73 ? static_cast<float>(p - 69) : 0.0f) << e;
+  }
+}
+
+TEST(LayoutArguments, AKvCacheAppendNeedsTheOnlyHandleAndMatchingShapes) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  auto cache = from_host(std::vector<float>(4 * 2 * 4, 0.0f), {1, 4, 2, 4}, d);
+  const auto fresh = from_host(std::vector<float>(2 * 2 * 4, 1.0f), {2, 2, 4}, d);
+  const auto start = from_host(std::vector<int32_t>{1}, d);
+  const std::string shape = error_of<UsageError>([&] {
+    kernels::kv_cache_append(cache, from_host(std::vector<float>(2 * 3 * 4, 1.0f), {2, 3, 4}, d),
+                             start);
+  });
+  EXPECT_NE(shape.find("kv_cache_append: 'fresh'"), std::string::npos) << shape;
+  const Tensor<float, 4> reader = cache;  // a second handle: writing in place would race with it
+  const std::string owned =
+      error_of<OwnershipError>([&] { kernels::kv_cache_append(cache, fresh, start); });
+  EXPECT_NE(owned.find("partition() needs the only handle"), std::string::npos) << owned;
+}
+
 TEST(LayoutArguments, ACacheWritePastTheLastPositionIsRefusedAndOneThatFitsRuns) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

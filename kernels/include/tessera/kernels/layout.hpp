@@ -31,4 +31,17 @@ template <Element T, int R>
 Tensor<T, 4> kv_cache_write(const Tensor<T, 4>& cache, const Tensor<T, R>& fresh, int64_t start,
                             std::source_location l = std::source_location::current());
 
+// Positions [start[b], start[b] + n) of the cache [B, S, H, D] replaced by fresh [B, n, H, D] (or
+// [n, H, D] when B is 1) in place: the launch writes the cache through a partition of it (so
+// `cache` must be the only handle to its storage, as for any output) and stores only the new
+// positions, so a decode step moves O(n) bytes where kv_cache_write copies the whole cache.
+// `start` [B] is read on the device, so a captured graph can replay the append at a position an
+// earlier launch of the graph wrote; fresh rows that would land outside [0, S) are dropped (the
+// caller keeps start + n <= S, as the engine does on the host).
+inline constexpr int64_t kAppendChunk = 64;  // cache positions per block
+template <Element T, int R>
+void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
+                     const Tensor<int32_t, 1>& start,
+                     std::source_location l = std::source_location::current());
+
 }  // namespace tessera::kernels
