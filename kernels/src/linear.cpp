@@ -63,16 +63,18 @@ tune::Options tuning() {
   return o;
 }
 
-// Candidates: [Rows, Chunk] = 8 KiB (bf16) of w per block and step, as 4 rows of 1024 or 8 of 512,
-// and twice that as 8 rows of 1024. The first is what the CPU backend runs.
+// Candidates: one row of w a block (the most blocks: a 1024-output layer still fills the GPU)
+// up to 8 rows of 256 (fewer, longer-lived blocks for the 152k-row LM head); the planner gives
+// a [1, 1024] tile one warp (32 values a thread), so 512-element chunks halve the registers.
+// The first is what the CPU backend runs.
 #define TESSERA_LINEAR_TUNER(kernel)                                                               \
   template <Element T>                                                                             \
   const auto& kernel##_tuned() {                                                                   \
     static const auto tuner = tune::candidates(std::string("kernels.") + #kernel,                  \
-                                               tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}), \
-                                               tune::config("8x512", kernel<T, 8, 512>, {1, 8}),   \
-                                               tune::config("8x1024", kernel<T, 8, 1024>, {1, 8}), \
-                                               tune::config("2x2048", kernel<T, 2, 2048>, {1, 2})) \
+                                               tune::config("1x1024", kernel<T, 1, 1024>, {1, 1}), \
+                                               tune::config("1x512", kernel<T, 1, 512>, {1, 1}),   \
+                                               tune::config("2x512", kernel<T, 2, 512>, {1, 2}),   \
+                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}))   \
                                   .with_options(tuning());                                         \
     return tuner;                                                                                  \
   }
