@@ -64,6 +64,20 @@ Tensor<T, 2> upload_rows(const std::vector<float>& w, int64_t in, int64_t out, D
   return upload<T>(t, {out, in}, device);
 }
 
+// q, k and v [in, out] stacked as rows [q_out + 2 kv_out, in].
+template <Element T>
+Tensor<T, 2> upload_qkv(const HostLayer& L, int64_t in, int64_t q_out, int64_t kv_out,
+                        Device device) {
+  std::vector<float> t;
+  t.reserve(static_cast<size_t>((q_out + 2 * kv_out) * in));
+  const std::pair<const std::vector<float>*, int64_t> parts[] = {
+      {&L.q, q_out}, {&L.k, kv_out}, {&L.v, kv_out}};
+  for (const auto& [w, out] : parts)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) t.push_back((*w)[i * out + o]);
+  return upload<T>(t, {q_out + 2 * kv_out, in}, device);
+}
+
 }  // namespace
 
 template <Element T>
@@ -107,26 +121,17 @@ Model<T>::Model(const Config& c, const HostWeights& w, Device device)
   const int64_t q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
   for (const HostLayer& L : w.layers) {
     const int64_t h = c.hidden, im = c.intermediate;
-    layers_.push_back({upload<T>(L.input_norm, {h}, device),
-                       upload<T>(L.q_norm, {c.head_dim}, device),
-                       upload<T>(L.k_norm, {c.head_dim}, device),
-                       upload<T>(L.post_norm, {h}, device),
-                       upload<T>(L.q, {h, q_out}, device),
-                       upload<T>(L.k, {h, kv_out}, device),
-                       upload<T>(L.v, {h, kv_out}, device),
-                       upload<T>(L.o, {q_out, h}, device),
-                       upload<T>(L.gate, {h, im}, device),
-                       upload<T>(L.up, {h, im}, device),
-                       upload<T>(L.down, {im, h}, device),
-                       upload_rows<T>(L.q, h, q_out, device),
-                       upload_rows<T>(L.k, h, kv_out, device),
-                       upload_rows<T>(L.v, h, kv_out, device),
-                       upload_rows<T>(L.o, q_out, h, device),
-                       upload_rows<T>(L.gate, h, im, device),
-                       upload_rows<T>(L.up, h, im, device),
-                       upload_rows<T>(L.down, im, h, device),
-                       zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device),
-                       zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device)});
+    layers_.push_back(
+        {upload<T>(L.input_norm, {h}, device), upload<T>(L.q_norm, {c.head_dim}, device),
+         upload<T>(L.k_norm, {c.head_dim}, device), upload<T>(L.post_norm, {h}, device),
+         upload<T>(L.q, {h, q_out}, device), upload<T>(L.k, {h, kv_out}, device),
+         upload<T>(L.v, {h, kv_out}, device), upload<T>(L.o, {q_out, h}, device),
+         upload<T>(L.gate, {h, im}, device), upload<T>(L.up, {h, im}, device),
+         upload<T>(L.down, {im, h}, device), upload_qkv<T>(L, h, q_out, kv_out, device),
+         upload_rows<T>(L.o, q_out, h, device), upload_rows<T>(L.gate, h, im, device),
+         upload_rows<T>(L.up, h, im, device), upload_rows<T>(L.down, im, h, device),
+         zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device),
+         zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device)});
   }
 }
 
@@ -227,11 +232,19 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
     const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
-    const Tensor<T, 3> q =
-        tk::rms_norm(tk::split_heads(proj(x, L.q, L.q_rows), c_.head_dim), L.q_norm, c_.eps);
-    const Tensor<T, 3> k =
-        tk::rms_norm(tk::split_heads(proj(x, L.k, L.k_rows), c_.head_dim), L.k_norm, c_.eps);
-    const Tensor<T, 3> v = tk::split_heads(proj(x, L.v, L.v_rows), c_.head_dim);
+    Tensor<T, 3> q_heads, k_heads, v;
+    if (step) {  // one launch for q, k and v, taken apart by head
+      const Tensor<T, 2> qkv = tk::linear(x, L.qkv_rows);
+      q_heads = tk::split_heads(qkv, c_.head_dim, 0, c_.heads);
+      k_heads = tk::split_heads(qkv, c_.head_dim, c_.heads, c_.kv_heads);
+      v = tk::split_heads(qkv, c_.head_dim, c_.heads + c_.kv_heads, c_.kv_heads);
+    } else {
+      q_heads = tk::split_heads(tk::gemm(x, L.q), c_.head_dim);
+      k_heads = tk::split_heads(tk::gemm(x, L.k), c_.head_dim);
+      v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
+    }
+    const Tensor<T, 3> q = tk::rms_norm(q_heads, L.q_norm, c_.eps);
+    const Tensor<T, 3> k = tk::rms_norm(k_heads, L.k_norm, c_.eps);
     const tk::RotatedQK<T> qk = tk::rope_qk(q, k, positions, rope_, tk::RopeStyle::half_split);
     tk::kv_cache_append(L.k_cache, qk.k, start);
     tk::kv_cache_append(L.v_cache, v, start);

@@ -74,8 +74,9 @@ class Model {
     tessera::Tensor<T, 1> input_norm, q_norm, k_norm, post_norm;
     tessera::Tensor<T, 2> q, k, v, o, gate, up, down;  // [in, out]: the prompt's gemm
     // The same weights [out, in]: a decode step's linear layers (kernels::linear), which stream
-    // each output's row of weights.
-    tessera::Tensor<T, 2> q_rows, k_rows, v_rows, o_rows, gate_rows, up_rows, down_rows;
+    // each output's row of weights; q, k and v stacked into one [q + k + v outputs, hidden], one
+    // launch whose output the step takes apart by views.
+    tessera::Tensor<T, 2> qkv_rows, o_rows, gate_rows, up_rows, down_rows;
     tessera::Tensor<T, 4> k_cache, v_cache;  // [1, max_positions, kv_heads, head_dim]
   };
   // Runs `tokens` at positions position_ ... and returns their logits.

@@ -9,9 +9,9 @@ namespace {
 using namespace tessera::tile;
 
 template <Element T>
-TESSERA_KERNEL(split_heads_copy, Out<T, 3> y, In<T, 2> x) {
+TESSERA_KERNEL(split_heads_copy, Out<T, 3> y, In<T, 2> x, Scalar<int32_t> first) {
   const int64_t dim = y.shape()[2];
-  y.store(load(x, {tile_index(0), tile_index(1)}, {1, dim}).reshape({1, 1, dim}));
+  y.store(load(x, {tile_index(0), tile_index(1) + first}, {1, dim}).reshape({1, 1, dim}));
 };
 
 template <Element T>
@@ -68,11 +68,22 @@ Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, std::source_lo
   detail::require(head_dim > 0 && x.dim(1) % head_dim == 0, l,
                   "split_heads: 'x' has rows of " + std::to_string(x.dim(1)) +
                       " elements, not a whole number of heads of " + std::to_string(head_dim));
-  const int64_t heads = x.dim(1) / head_dim;
-  auto [y, x1] =
-      split_heads_copy<T>(detail::new_tensor<T, 3>({x.dim(0), heads, head_dim}, x.device(), l)
+  return split_heads(x, head_dim, 0, x.dim(1) / head_dim, l);
+}
+
+template <Element T>
+Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, int64_t first, int64_t count,
+                         std::source_location l) {
+  detail::require_nonempty("split_heads", "x", x.shape(), 2, l);
+  detail::require(head_dim > 0 && first >= 0 && count > 0 && (first + count) * head_dim <= x.dim(1),
+                  l,
+                  "split_heads: heads [" + std::to_string(first) + ", " +
+                      std::to_string(first + count) + ") of " + std::to_string(head_dim) +
+                      " elements do not fit rows of " + std::to_string(x.dim(1)) + " elements");
+  auto [y, x1, f1] =
+      split_heads_copy<T>(detail::new_tensor<T, 3>({x.dim(0), count, head_dim}, x.device(), l)
                               .partition({1, 1, head_dim}),
-                          x)
+                          x, first)
           .sync();
   return std::move(y).unpartition();
 }

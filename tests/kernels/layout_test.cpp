@@ -20,6 +20,27 @@ TEST(Layout, SplitHeadsAndMergeHeadsKeepEveryElementInPlace) {
   EXPECT_EQ(widen(merged.to_vector()), widen(x));
 }
 
+// A stacked projection's output (q, k, v heads side by side) taken apart by head ranges.
+TEST(Layout, SplitHeadsOfARangeCopiesThoseHeadsOnly) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const int64_t tokens = 2, heads = 5, dim = 8, first = 3, count = 2;
+  const auto x = random_values<float>(tokens * heads * dim, -1, 1, 6);
+  const Tensor<float, 3> part =
+      kernels::split_heads(from_host(x, {tokens, heads * dim}, test_device()), dim, first, count);
+  EXPECT_EQ(part.shape(), (Shape{tokens, count, dim}));
+  std::vector<float> want;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t e = first * dim; e < (first + count) * dim; ++e)
+      want.push_back(x[t * heads * dim + e]);
+  EXPECT_EQ(part.to_vector(), want);
+  const std::string message = error_of<UsageError>([&] {
+    (void)kernels::split_heads(from_host(x, {tokens, heads * dim}, test_device()), dim, 4, 2);
+  });
+  EXPECT_NE(message.find("split_heads: heads [4, 6) of 8 elements do not fit rows of 40 elements"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Layout, KvCacheWriteReplacesOnlyTheGivenPositions) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

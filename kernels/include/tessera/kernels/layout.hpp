@@ -19,6 +19,11 @@ namespace tessera::kernels {
 template <Element T>
 Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim,
                          std::source_location l = std::source_location::current());
+// Heads [first, first + count) of x [T, >= (first + count) * head_dim]: [T, count, head_dim]
+// (one stacked projection's output, q k v, taken apart).
+template <Element T>
+Tensor<T, 3> split_heads(const Tensor<T, 2>& x, int64_t head_dim, int64_t first, int64_t count,
+                         std::source_location l = std::source_location::current());
 
 // [T, H, D] -> [T, H * D].
 template <Element T>
