@@ -232,22 +232,19 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
     const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
-    Tensor<T, 3> q_heads, k_heads, v;
-    if (step) {  // one launch for q, k and v, taken apart by head
+    Tensor<T, 3> q, k, v;
+    if (step) {  // one launch for q, k and v; split by head, with the QK-norm fused
       const Tensor<T, 2> qkv = tk::linear(x, L.qkv_rows);
-      q_heads = tk::split_heads(qkv, c_.head_dim, 0, c_.heads);
-      k_heads = tk::split_heads(qkv, c_.head_dim, c_.heads, c_.kv_heads);
+      q = tk::rms_norm_heads(qkv, L.q_norm, c_.eps, 0, c_.heads);
+      k = tk::rms_norm_heads(qkv, L.k_norm, c_.eps, c_.heads, c_.kv_heads);
       v = tk::split_heads(qkv, c_.head_dim, c_.heads + c_.kv_heads, c_.kv_heads);
     } else {
-      q_heads = tk::split_heads(tk::gemm(x, L.q), c_.head_dim);
-      k_heads = tk::split_heads(tk::gemm(x, L.k), c_.head_dim);
+      q = tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps);
+      k = tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps);
       v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
     }
-    const Tensor<T, 3> q = tk::rms_norm(q_heads, L.q_norm, c_.eps);
-    const Tensor<T, 3> k = tk::rms_norm(k_heads, L.k_norm, c_.eps);
     const tk::RotatedQK<T> qk = tk::rope_qk(q, k, positions, rope_, tk::RopeStyle::half_split);
-    tk::kv_cache_append(L.k_cache, qk.k, start);
-    tk::kv_cache_append(L.v_cache, v, start);
+    tk::kv_cache_append(L.k_cache, L.v_cache, qk.k, v, start);
     const Tensor<T, 3> attn = step ? tk::decode_attention(qk.q, L.k_cache, L.v_cache, *lengths)
                                    : tk::flash_attention(qk.q, qk.k, v, {.causal = true});
     // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.

@@ -1,7 +1,9 @@
 // Layout copies: each tile block moves one head vector (split, merge) or one cache position of all
 // heads (cache write).
-#include "tessera/kernels/layout.hpp"
+#include <optional>
+
 #include "host.hpp"
+#include "tessera/kernels/layout.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -39,8 +41,9 @@ TESSERA_KERNEL(kv_cache_write_positions, Out<T, 4> out, In<T, 4> cache, In<T> fr
 // store that lands in its tile. The first row is stored at the top level (its offset is the
 // chunk's extent, outside the tile, when there is none), the others in a loop; a prefill's n rows
 // span n / kAppendChunk + 1 chunks.
+// Stores this block's rows of `fresh` into its chunk of `cache`.
 template <Element T>
-TESSERA_KERNEL(kv_cache_append_rows, Out<T, 4> cache, In<T> fresh, In<int32_t, 1> start) {
+void append_rows(const Out<T, 4>& cache, const In<T>& fresh, const In<int32_t, 1>& start) {
   const Shape& tile = cache.shape();  // [1, kAppendChunk, H, D]
   const Shape piece{1, 1, tile[2], tile[3]};
   const int32_t chunk = static_cast<int32_t>(tile[1]);
@@ -58,6 +61,19 @@ TESSERA_KERNEL(kv_cache_append_rows, Out<T, 4> cache, In<T> fresh, In<int32_t, 1
   const Index top = select(lo < hi, lo, chunk);
   cache.store_part(row(top), {0, top, 0, 0});
   for_range(lo + 1, hi, [&](Index r) { cache.store_part(row(r), {0, r, 0, 0}); });
+}
+
+template <Element T>
+TESSERA_KERNEL(kv_cache_append_rows, Out<T, 4> cache, In<T> fresh, In<int32_t, 1> start) {
+  append_rows(cache, fresh, start);
+};
+
+// Keys and values of one step in one launch.
+template <Element T>
+TESSERA_KERNEL(kv_cache_append_pair, Out<T, 4> k_cache, Out<T, 4> v_cache, In<T> k, In<T> v,
+               In<int32_t, 1> start) {
+  append_rows(k_cache, k, start);
+  append_rows(v_cache, v, start);
 };
 
 }  // namespace
@@ -127,25 +143,35 @@ Tensor<T, 4> kv_cache_write(const Tensor<T, 4>& cache, const Tensor<T, R>& fresh
   return std::move(out).unpartition();
 }
 
+namespace {
+
 template <Element T, int R>
-void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
-                     const Tensor<int32_t, 1>& start, std::source_location l) {
+void check_append(const char* fn, const char* cache_name, const Tensor<T, 4>& cache,
+                  const char* fresh_name, const Tensor<T, R>& fresh,
+                  const Tensor<int32_t, 1>& start, SourceLoc l) {
   static_assert(R == 3 || R == 4, "kv_cache_append: fresh is [B, n, H, D] or [n, H, D]");
-  const char* fn = "kv_cache_append";
-  detail::require_nonempty(fn, "cache", cache.shape(), 4, l);
+  detail::require_nonempty(fn, cache_name, cache.shape(), 4, l);
   Shape want = cache.shape();
   want[1] = fresh.dim(R - 3);
   if (R == 3) want.erase(want.begin());
   detail::require(R == 4 || cache.dim(0) == 1, l,
-                  std::string(fn) + ": a [n, H, D] 'fresh' is for a cache of batch 1, but the " +
-                      "cache is " + to_string(cache.shape()));
-  detail::require_shape(fn, "fresh", fresh.shape(), want, l);
+                  std::string(fn) + ": a [n, H, D] '" + fresh_name +
+                      "' is for a cache of batch 1, but the cache is " + to_string(cache.shape()));
+  detail::require_shape(fn, fresh_name, fresh.shape(), want, l);
   detail::require(fresh.dim(R - 3) <= cache.dim(1), l,
                   std::string(fn) + ": " + std::to_string(fresh.dim(R - 3)) +
                       " positions do not fit a cache of " + std::to_string(cache.dim(1)));
   detail::require_shape(fn, "start", start.shape(), {cache.dim(0)}, l);
-  detail::require_same_device(fn, "fresh", fresh.device(), cache.device(), l);
+  detail::require_same_device(fn, fresh_name, fresh.device(), cache.device(), l);
   detail::require_same_device(fn, "start", start.device(), cache.device(), l);
+}
+
+}  // namespace
+
+template <Element T, int R>
+void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
+                     const Tensor<int32_t, 1>& start, std::source_location l) {
+  check_append("kv_cache_append", "cache", cache, "fresh", fresh, start, l);
   auto [out, f1, s1] =
       kv_cache_append_rows<T>(
           std::move(cache).partition({1, kAppendChunk, cache.dim(2), cache.dim(3)}, l),
@@ -154,8 +180,33 @@ void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
   cache = std::move(out).unpartition();
 }
 
+template <Element T, int R>
+void kv_cache_append(Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache, const Tensor<T, R>& k,
+                     const Tensor<T, R>& v, const Tensor<int32_t, 1>& start,
+                     std::source_location l) {
+  check_append("kv_cache_append", "k_cache", k_cache, "k", k, start, l);
+  check_append("kv_cache_append", "v_cache", v_cache, "v", v, start, l);
+  detail::require_shape("kv_cache_append", "v_cache", v_cache.shape(), k_cache.shape(), l);
+  const Shape tile{1, kAppendChunk, k_cache.dim(2), k_cache.dim(3)};
+  Partition<T, 4> k_part = std::move(k_cache).partition(tile, l);
+  std::optional<Partition<T, 4>> v_part;
+  try {
+    v_part.emplace(std::move(v_cache).partition(tile, l));
+  } catch (...) {
+    k_cache = std::move(k_part).unpartition();  // a refused v_cache leaves both caches as they were
+    throw;
+  }
+  auto [k_out, v_out, k1, v1, s1] = kv_cache_append_pair<T>(std::move(k_part), std::move(*v_part),
+                                                            Tensor<T>(k), Tensor<T>(v), start)
+                                        .sync();
+  k_cache = std::move(k_out).unpartition();
+  v_cache = std::move(v_out).unpartition();
+}
+
 #define TESSERA_LAYOUT(T)                                                                      \
   template Tensor<T, 3> split_heads(const Tensor<T, 2>&, int64_t, std::source_location);       \
+  template Tensor<T, 3> split_heads(const Tensor<T, 2>&, int64_t, int64_t, int64_t,            \
+                                    std::source_location);                                     \
   template Tensor<T, 2> merge_heads(const Tensor<T, 3>&, std::source_location);                \
   template Tensor<T, 4> kv_cache_write(const Tensor<T, 4>&, const Tensor<T, 3>&, int64_t,      \
                                        std::source_location);                                  \
@@ -164,6 +215,12 @@ void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
   template void kv_cache_append(Tensor<T, 4>&, const Tensor<T, 3>&, const Tensor<int32_t, 1>&, \
                                 std::source_location);                                         \
   template void kv_cache_append(Tensor<T, 4>&, const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
+                                std::source_location);                                         \
+  template void kv_cache_append(Tensor<T, 4>&, Tensor<T, 4>&, const Tensor<T, 3>&,             \
+                                const Tensor<T, 3>&, const Tensor<int32_t, 1>&,                \
+                                std::source_location);                                         \
+  template void kv_cache_append(Tensor<T, 4>&, Tensor<T, 4>&, const Tensor<T, 4>&,             \
+                                const Tensor<T, 4>&, const Tensor<int32_t, 1>&,                \
                                 std::source_location);
 TESSERA_LAYOUT(float)
 TESSERA_LAYOUT(half)

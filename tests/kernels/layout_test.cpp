@@ -1,6 +1,8 @@
 // Layout copies and KV-cache writes move values exactly.
 #include <tessera/kernels/layout.hpp>
 
+#include <algorithm>
+
 #include "kernels/reference.hpp"
 #include "runtime/expect_error.hpp"
 
@@ -101,6 +103,35 @@ TEST(Layout, KvCacheAppendWritesOnlyTheNewPositionsInPlace) {
     const int64_t p = e / row;
     EXPECT_EQ(written[e], p >= 70 && p < 73 ? static_cast<float>(p - 69) : 0.0f) << e;
   }
+}
+
+// Keys and values in one launch: each cache gets its own fresh rows at the same positions.
+TEST(Layout, KvCacheAppendOfKeysAndValuesWritesBothCaches) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const int64_t positions = kernels::kAppendChunk + 9, heads = 2, dim = 8, row = heads * dim;
+  auto k_cache =
+      from_host(std::vector<float>(positions * row, -1.0f), {1, positions, heads, dim}, d);
+  auto v_cache =
+      from_host(std::vector<float>(positions * row, -2.0f), {1, positions, heads, dim}, d);
+  const auto k = random_values<float>(2 * row, 0, 1, 7), v = random_values<float>(2 * row, 1, 2, 8);
+  const int32_t at = static_cast<int32_t>(kernels::kAppendChunk) - 1;  // across two chunks
+  kernels::kv_cache_append(k_cache, v_cache, from_host(k, {2, heads, dim}, d),
+                           from_host(v, {2, heads, dim}, d),
+                           from_host(std::vector<int32_t>{at}, d));
+  std::vector<float> want_k(positions * row, -1.0f), want_v(positions * row, -2.0f);
+  std::copy(k.begin(), k.end(), want_k.begin() + at * row);
+  std::copy(v.begin(), v.end(), want_v.begin() + at * row);
+  EXPECT_EQ(k_cache.to_vector(), want_k);
+  EXPECT_EQ(v_cache.to_vector(), want_v);
+  // A v_cache that cannot be written (a second handle) is refused and leaves k_cache usable.
+  const Tensor<float, 4> reader = v_cache;
+  (void)error_of<OwnershipError>([&] {
+    kernels::kv_cache_append(k_cache, v_cache, from_host(k, {2, heads, dim}, d),
+                             from_host(v, {2, heads, dim}, d),
+                             from_host(std::vector<int32_t>{0}, d));
+  });
+  EXPECT_EQ(k_cache.to_vector(), want_k);
 }
 
 TEST(LayoutArguments, AKvCacheAppendNeedsTheOnlyHandleAndMatchingShapes) {

@@ -48,5 +48,10 @@ template <Element T, int R>
 void kv_cache_append(Tensor<T, 4>& cache, const Tensor<T, R>& fresh,
                      const Tensor<int32_t, 1>& start,
                      std::source_location l = std::source_location::current());
+// A step's keys and values appended in one launch (k_cache and v_cache of one shape).
+template <Element T, int R>
+void kv_cache_append(Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache, const Tensor<T, R>& k,
+                     const Tensor<T, R>& v, const Tensor<int32_t, 1>& start,
+                     std::source_location l = std::source_location::current());
 
 }  // namespace tessera::kernels
