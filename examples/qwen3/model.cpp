@@ -233,20 +233,25 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   for (Layer& L : layers_) {
     const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
     Tensor<T, 3> q, k, v;
-    if (step) {  // one launch for q, k and v; split by head, with the QK-norm fused
-      const Tensor<T, 2> qkv = tk::linear(x, L.qkv_rows);
-      q = tk::rms_norm_heads(qkv, L.q_norm, c_.eps, 0, c_.heads);
-      k = tk::rms_norm_heads(qkv, L.k_norm, c_.eps, c_.heads, c_.kv_heads);
-      v = tk::split_heads(qkv, c_.head_dim, c_.heads + c_.kv_heads, c_.kv_heads);
+    if (step) {  // one launch for q, k and v; one for their split, QK-norm and RoPE
+      tk::SplitQKV<T> heads =
+          tk::qkv_norm_rope(tk::linear(x, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm, L.k_norm,
+                            c_.eps, positions, rope_, tk::RopeStyle::half_split);
+      q = std::move(heads.q);
+      k = std::move(heads.k);
+      v = std::move(heads.v);
     } else {
-      q = tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps);
-      k = tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps);
+      tk::RotatedQK<T> qk = tk::rope_qk(
+          tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps),
+          tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps), positions,
+          rope_, tk::RopeStyle::half_split);
+      q = std::move(qk.q);
+      k = std::move(qk.k);
       v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
     }
-    const tk::RotatedQK<T> qk = tk::rope_qk(q, k, positions, rope_, tk::RopeStyle::half_split);
-    tk::kv_cache_append(L.k_cache, L.v_cache, qk.k, v, start);
-    const Tensor<T, 3> attn = step ? tk::decode_attention(qk.q, L.k_cache, L.v_cache, *lengths)
-                                   : tk::flash_attention(qk.q, qk.k, v, {.causal = true});
+    tk::kv_cache_append(L.k_cache, L.v_cache, k, v, start);
+    const Tensor<T, 3> attn = step ? tk::decode_attention(q, L.k_cache, L.v_cache, *lengths)
+                                   : tk::flash_attention(q, k, v, {.causal = true});
     // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.
     const tk::NormedResidual<T, 2> post =
         tk::add_rms_norm(proj(tk::merge_heads(attn), L.o, L.o_rows), h, L.post_norm, c_.eps);
