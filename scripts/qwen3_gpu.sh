@@ -9,6 +9,7 @@
 # Ends with the PyTorch DLPack example (examples/python_dlpack, issue 13) on torch's stream.
 # Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt, and
 # the speed table qwen3_results.md with its plot qwen3_results.1.svg (scripts/plot_results.py).
+# QWEN3_EXE=path runs that prebuilt qwen3_tiny instead of building one.
 #   OUT=dir bash scripts/qwen3_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,12 +19,12 @@ build=${BUILD_DIR:-build-qwen3}
 model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
 py=${PYTHON:-python3}
 t0=$SECONDS
-{ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BUILD_TESTS=OFF \
+exe=${QWEN3_EXE:-$build/examples/qwen3_tiny}
+[ -n "${QWEN3_EXE:-}" ] || { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BUILD_TESTS=OFF \
     -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_TOOLS=OFF &&
   cmake --build "$build" -j "$(nproc)" --target qwen3_tiny; } >"$OUT/qwen3_build.log" 2>&1
 echo "build rc=$? ($((SECONDS - t0)) s)"
 export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
-exe=$build/examples/qwen3_tiny
 {
   t=$SECONDS
   "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda

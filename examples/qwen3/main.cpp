@@ -80,6 +80,18 @@ bool run(const char* name, double bound) {
   for (size_t i = static_cast<size_t>(prompt); i < tokens.size(); ++i)
     std::printf(" %d", tokens[i]);
   std::printf("\n");
+  // The same greedy steps as replays of the captured decode step (generate) choose the same
+  // tokens: captured once after the prefill, the step takes its token and position from the step
+  // before on the device. Two calls: the second continues the first's graph.
+  model.prefill(std::vector<int32_t>(tokens.begin(), tokens.begin() + prompt));
+  std::vector<int32_t> replayed = model.generate(tokens[prompt], 3);
+  const std::vector<int32_t> more = model.generate(replayed.back(), 4);
+  replayed.insert(replayed.end(), more.begin(), more.end());
+  const std::vector<int32_t> want(tokens.begin() + prompt + 1, tokens.end());
+  const bool same = replayed == want;
+  ok &= same;
+  std::printf("qwen3 %s: graph decode (generate) %s the eager steps' tokens\n", name,
+              same ? "chose" : "did NOT choose");
   return ok;
 }
 

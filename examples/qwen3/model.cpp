@@ -34,6 +34,50 @@ Tensor<T, static_cast<int>(N)> upload(const std::vector<float>& v, const int64_t
   return from_host<T, N>(t, shape, device);
 }
 
+// generate()'s device-side step: after a step's logits, the chosen token and the position it goes
+// to ([choice, length]), then the state for the next step, with the choice kept by position.
+TESSERA_KERNEL(next_step, tile::Out<int32_t, 1> next, tile::In<int32_t, 1> choice,
+               tile::In<int32_t, 1> length) {
+  next.store(tile::concat({tile::load(choice, {0}, {1}), tile::load(length, {0}, {1})}, 0));
+};
+
+TESSERA_KERNEL(commit_step, tile::Out<int32_t, 1> token, tile::Out<int32_t, 1> position,
+               tile::Out<int32_t, 1> length, tile::Out<int32_t, 1> chosen,
+               tile::In<int32_t, 1> next) {
+  const tile::Tile<int32_t> choice = tile::load(next, {0}, {1});
+  const tile::Tile<int32_t> at = tile::load(next, {1}, {1});
+  const tile::Index where = at.reshape({});
+  token.store(choice);
+  position.store(at);
+  length.store(at + 1);
+  // In place: only the chosen token's position of `chosen` changes (a position past its end is
+  // dropped; the host keeps every step within the cache).
+  chosen.store_part(choice, {where});
+};
+
+// A linear weight [in, out] as [out, in] (nn.Linear's layout, what kernels::linear reads).
+template <Element T>
+Tensor<T, 2> upload_rows(const std::vector<float>& w, int64_t in, int64_t out, Device device) {
+  std::vector<float> t(w.size());
+  for (int64_t i = 0; i < in; ++i)
+    for (int64_t o = 0; o < out; ++o) t[o * in + i] = w[i * out + o];
+  return upload<T>(t, {out, in}, device);
+}
+
+// q, k and v [in, out] stacked as rows [q_out + 2 kv_out, in].
+template <Element T>
+Tensor<T, 2> upload_qkv(const HostLayer& L, int64_t in, int64_t q_out, int64_t kv_out,
+                        Device device) {
+  std::vector<float> t;
+  t.reserve(static_cast<size_t>((q_out + 2 * kv_out) * in));
+  const std::pair<const std::vector<float>*, int64_t> parts[] = {
+      {&L.q, q_out}, {&L.k, kv_out}, {&L.v, kv_out}};
+  for (const auto& [w, out] : parts)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) t.push_back((*w)[i * out + o]);
+  return upload<T>(t, {q_out + 2 * kv_out, in}, device);
+}
+
 }  // namespace
 
 template <Element T>
@@ -75,28 +119,82 @@ Model<T>::Model(const Config& c, const HostWeights& w, Device device)
     for (int64_t i = 0; i < c.hidden; ++i) head[i * c.vocab + t] = w.embed[t * c.hidden + i];
   lm_head_ = upload<T>(head, {c.hidden, c.vocab}, device);
   const int64_t q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
-  for (const HostLayer& L : w.layers)
+  for (const HostLayer& L : w.layers) {
+    const int64_t h = c.hidden, im = c.intermediate;
     layers_.push_back(
-        {upload<T>(L.input_norm, {c.hidden}, device), upload<T>(L.q_norm, {c.head_dim}, device),
-         upload<T>(L.k_norm, {c.head_dim}, device), upload<T>(L.post_norm, {c.hidden}, device),
-         upload<T>(L.q, {c.hidden, q_out}, device), upload<T>(L.k, {c.hidden, kv_out}, device),
-         upload<T>(L.v, {c.hidden, kv_out}, device), upload<T>(L.o, {q_out, c.hidden}, device),
-         upload<T>(L.gate, {c.hidden, c.intermediate}, device),
-         upload<T>(L.up, {c.hidden, c.intermediate}, device),
-         upload<T>(L.down, {c.intermediate, c.hidden}, device),
+        {upload<T>(L.input_norm, {h}, device), upload<T>(L.q_norm, {c.head_dim}, device),
+         upload<T>(L.k_norm, {c.head_dim}, device), upload<T>(L.post_norm, {h}, device),
+         upload<T>(L.q, {h, q_out}, device), upload<T>(L.k, {h, kv_out}, device),
+         upload<T>(L.v, {h, kv_out}, device), upload<T>(L.o, {q_out, h}, device),
+         upload<T>(L.gate, {h, im}, device), upload<T>(L.up, {h, im}, device),
+         upload<T>(L.down, {im, h}, device), upload_qkv<T>(L, h, q_out, kv_out, device),
+         upload_rows<T>(L.o, q_out, h, device), upload_rows<T>(L.gate, h, im, device),
+         upload_rows<T>(L.up, h, im, device), upload_rows<T>(L.down, im, h, device),
          zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device),
          zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device)});
+  }
 }
 
 template <Element T>
 Tensor<T, 2> Model<T>::prefill(const std::vector<int32_t>& tokens) {
+  step_ = Graph();  // it holds the caches, which the prompt writes
   position_ = 0;
   return forward(tokens);
 }
 
 template <Element T>
 Tensor<T, 2> Model<T>::decode(int32_t token) {
+  step_ = Graph();
   return forward({token});
+}
+
+template <Element T>
+void Model<T>::require_room(int64_t n) const {
+  if (n <= 0 || position_ + n > c_.max_positions)
+    throw UsageError("qwen3: " + std::to_string(n) + " tokens at position " +
+                     std::to_string(position_) + " do not fit the cache of " +
+                     std::to_string(c_.max_positions) + " positions");
+}
+
+template <Element T>
+std::vector<int32_t> Model<T>::generate(int32_t token, int64_t steps) {
+  if (steps == 0) return {};
+  if (position_ == 0)
+    throw UsageError("qwen3: generate() continues a sequence; run prefill() first");
+  require_room(steps);
+  if (step_.empty() || token != next_token_) {
+    step_ = Graph();
+    token_ = from_host(std::vector<int32_t>{token}, device_);
+    at_ = from_host(std::vector<int32_t>{static_cast<int32_t>(position_)}, device_);
+    length_ = from_host(std::vector<int32_t>{static_cast<int32_t>(position_ + 1)}, device_);
+    chosen_ = zeros<int32_t>({c_.max_positions + 1}, device_);
+    step_ = capture("qwen3 decode step", [&] {
+      Tensor<int32_t, 1> next;
+      {  // the launch's handles to its inputs go with this scope: commit_step writes length_
+        auto [n, choice, length] =
+            next_step(empty<int32_t>({2}, device_).partition({2}),
+                      tk::argmax(layers(token_, at_, at_, &length_)), length_)
+                .sync();
+        next = std::move(n).unpartition();
+      }
+      auto [token, at, len, chosen, next1] =
+          commit_step(std::move(token_).partition({1}), std::move(at_).partition({1}),
+                      std::move(length_).partition({1}),
+                      std::move(chosen_).partition({c_.max_positions + 1}), std::move(next))
+              .sync();
+      token_ = std::move(token).unpartition();
+      at_ = std::move(at).unpartition();
+      length_ = std::move(len).unpartition();
+      chosen_ = std::move(chosen).unpartition();
+    });
+  }
+  const int64_t first = position_ + 1;
+  for (int64_t s = 0; s < steps; ++s) step_.replay();
+  position_ += steps;
+  const std::vector<int32_t> all = chosen_.to_vector();  // waits for the last replay
+  std::vector<int32_t> out(all.begin() + first, all.begin() + first + steps);
+  next_token_ = out.back();
+  return out;
 }
 
 template <Element T>
@@ -114,31 +212,60 @@ Tensor<T, 2> Model<T>::forward(const std::vector<int32_t>& tokens) {
   std::vector<int32_t> pos(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(start + i);
   const auto positions = from_host(pos, device_);
-  Tensor<T, 2> h = tk::embedding(embed_, from_host(tokens, device_));  // [n, hidden]
+  const auto first = from_host(std::vector<int32_t>{static_cast<int32_t>(start)}, device_);
+  const auto length = from_host(std::vector<int32_t>{static_cast<int32_t>(start + 1)}, device_);
+  Tensor<T, 2> logits =
+      layers(from_host(tokens, device_), positions, first, start == 0 ? nullptr : &length);
+  position_ += n;
+  return logits;
+}
+
+template <Element T>
+Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int32_t, 1>& positions,
+                              const Tensor<int32_t, 1>& start, const Tensor<int32_t, 1>* lengths) {
+  // A decode step (one token) streams each weight once through kernels::linear ([out, in]
+  // weights); a prompt's rows share each weight tile through the gemm ([in, out]).
+  const bool step = lengths != nullptr;
+  auto proj = [&](const Tensor<T, 2>& x, const Tensor<T, 2>& w, const Tensor<T, 2>& rows) {
+    return step ? tk::linear(x, rows) : tk::gemm(x, w);
+  };
+  Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
     const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
-    const Tensor<T, 3> q =
-        tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps);
-    const Tensor<T, 3> k =
-        tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps);
-    const Tensor<T, 3> v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
-    const tk::RotatedQK<T> qk = tk::rope_qk(q, k, positions, rope_, tk::RopeStyle::half_split);
-    L.k_cache = tk::kv_cache_write(L.k_cache, qk.k, start);
-    L.v_cache = tk::kv_cache_write(L.v_cache, v, start);
-    const Tensor<T, 3> attn =
-        start == 0 ? tk::flash_attention(qk.q, qk.k, v, {.causal = true})
-                   : tk::decode_attention(
-                         qk.q, L.k_cache, L.v_cache,
-                         from_host(std::vector<int32_t>{static_cast<int32_t>(start + 1)}, device_));
+    Tensor<T, 3> q, k, v;
+    if (step) {  // one launch for q, k and v; one for their split, QK-norm and RoPE
+      tk::SplitQKV<T> heads =
+          tk::qkv_norm_rope(tk::linear(x, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm, L.k_norm,
+                            c_.eps, positions, rope_, tk::RopeStyle::half_split);
+      q = std::move(heads.q);
+      k = std::move(heads.k);
+      v = std::move(heads.v);
+    } else {
+      tk::RotatedQK<T> qk = tk::rope_qk(
+          tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps),
+          tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps), positions,
+          rope_, tk::RopeStyle::half_split);
+      q = std::move(qk.q);
+      k = std::move(qk.k);
+      v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
+    }
+    tk::kv_cache_append(L.k_cache, L.v_cache, k, v, start);
+    const Tensor<T, 3> attn = step ? tk::decode_attention(q, L.k_cache, L.v_cache, *lengths)
+                                   : tk::flash_attention(q, k, v, {.causal = true});
     // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.
     const tk::NormedResidual<T, 2> post =
-        tk::add_rms_norm(tk::gemm(tk::merge_heads(attn), L.o), h, L.post_norm, c_.eps);
-    tk::Epilogue<T> add_residual;
-    add_residual.residual = post.sum;
-    h = tk::gemm(tk::gemm_swiglu(post.normed, L.gate, L.up), L.down, add_residual);
+        tk::add_rms_norm(proj(tk::merge_heads(attn), L.o, L.o_rows), h, L.post_norm, c_.eps);
+    if (step) {
+      h = tk::linear(tk::linear_swiglu(post.normed, L.gate_rows, L.up_rows), L.down_rows, post.sum);
+    } else {
+      tk::Epilogue<T> add_residual;
+      add_residual.residual = post.sum;
+      h = tk::gemm(tk::gemm_swiglu(post.normed, L.gate, L.up), L.down, add_residual);
+    }
   }
-  position_ += n;
-  return tk::gemm(tk::rms_norm(h, final_norm_, c_.eps), lm_head_);
+  // The tied LM head: the embedding table [vocab, hidden] is already in linear()'s layout.
+  const Tensor<T, 2> last = tk::rms_norm(h, final_norm_, c_.eps);
+  return step ? tk::linear(last, embed_) : tk::gemm(last, lm_head_);
 }
 
 template HostWeights HostWeights::random<float>(const Config&, uint64_t);

@@ -20,9 +20,14 @@ namespace {
 
 using namespace tessera::tile;
 
-constexpr int BN = 64;  // cache positions per inner tile
+// A contiguous cache: chunks of kCacheChunk positions in key tiles of BN. Small, so that a short
+// context still spreads over many blocks (chunks x heads) and a [BN, D] f32 key tile and value
+// tile fit a block's registers (64-position tiles of D = 128 spilled).
+constexpr int BN = 16;
+constexpr int kCacheChunk = 64;
+// A paged cache: chunks of kDecodeChunk positions, in tiles of one page.
 constexpr int kChunk = static_cast<int>(kDecodeChunk);
-static_assert(kChunk % BN == 0, "a chunk is a whole number of key tiles");
+static_assert(kCacheChunk % BN == 0, "a chunk is a whole number of key tiles");
 
 // (m, l) as the [1, 1, 1, 2] tile stored for a chunk (the combine kernel takes it apart again
 // with masked sums: the DSL has no slicing of tiles).
@@ -40,14 +45,14 @@ Tile<float> query_row(const In<T, 3>& q, const Index& b, const Index& h, int64_t
 // The online softmax of this block's chunk of cache positions, in key tiles of Rows positions:
 // keys(j) gives tile j's keys and values as [Rows, D] f32 tiles. Stores the chunk's unnormalized
 // output and its (m, l).
-template <int Rows, class KeyTiles>
+template <int Rows, int Chunk, class KeyTiles>
 void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& ml_out, const Tile<float>& qt,
                    const Index& len, const Tile<float>& scale, KeyTiles&& keys) {
-  static_assert(kChunk % Rows == 0, "a chunk is a whole number of key tiles");
+  static_assert(Chunk % Rows == 0, "a chunk is a whole number of key tiles");
   const int64_t dim = acc_out.shape()[3];
   const Index chunk = tile_index(2);
-  const Index first_tile = chunk * (kChunk / Rows);
-  const Index end_tile = (minimum(len, (chunk + 1) * kChunk) + (Rows - 1)) / Rows;
+  const Index first_tile = chunk * (Chunk / Rows);
+  const Index end_tile = (minimum(len, (chunk + 1) * Chunk) + (Rows - 1)) / Rows;
   Tile<float> m = Tile<float>::full({1, 1}, -INFINITY);
   Tile<float> l = Tile<float>::zeros({1, 1});
   Tile<float> acc = Tile<float>::zeros({1, dim});
@@ -86,10 +91,11 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_cache.dim(2)).template cast<int32_t>();
   const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
-  chunk_softmax<BN>(acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-    return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
-                         position_rows(v_cache, b, j, kv_head, BN, dim)};
-  });
+  chunk_softmax<BN, kCacheChunk>(
+      acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
+                             position_rows(v_cache, b, j, kv_head, BN, dim)};
+      });
 };
 
 // The same over a paged cache: key tile j of sequence b is page block_table[b, j], read whole
@@ -102,12 +108,14 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_pages.dim(2)).template cast<int32_t>();
   const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
-  chunk_softmax<Page>(acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-    const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
-    const Index first_row = Index::zeros({});
-    return KeyValueTiles{position_rows(k_pages, page, first_row, kv_head, Page, dim, Pad::none()),
-                         position_rows(v_pages, page, first_row, kv_head, Page, dim, Pad::none())};
-  });
+  chunk_softmax<Page, kChunk>(
+      acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+        const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
+        const Index first_row = Index::zeros({});
+        return KeyValueTiles{
+            position_rows(k_pages, page, first_row, kv_head, Page, dim, Pad::none()),
+            position_rows(v_pages, page, first_row, kv_head, Page, dim, Pad::none())};
+      });
 };
 
 template <Element T>
@@ -217,7 +225,7 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
   const char* fn = "decode_attention";
   check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
   check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
-  const int64_t chunks = ceil_div(k_cache.dim(1), kDecodeChunk);
+  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
   Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
   auto [acc, ml, q1, k1, v1, len1, s1] =
       decode_attention_chunks<T>(std::move(p.acc), std::move(p.ml), q, k_cache, v_cache, lengths,

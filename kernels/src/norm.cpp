@@ -42,6 +42,15 @@ TESSERA_KERNEL(rms_norm_rows, Out<T> y, In<T> x, In<T, 1> w, Scalar<float> eps) 
 };
 
 template <Element T>
+TESSERA_KERNEL(rms_norm_heads_rows, Out<T, 3> y, In<T, 2> x, In<T, 1> w, Scalar<float> eps,
+               Scalar<int32_t> first) {
+  const int64_t dim = y.shape()[2];
+  const Tile<float> v =
+      load(x, {tile_index(0), tile_index(1) + first}, {1, dim}).template cast<float>();
+  y.store(rms_scaled(v, w, eps).template cast<T>().reshape({1, 1, dim}));
+};
+
+template <Element T>
 TESSERA_KERNEL(layer_norm_rows, Out<T> y, In<T> x, In<T, 1> w, In<T, 1> b, Scalar<float> eps) {
   y.store(layer_scaled(load_like(x, y).template cast<float>(), w, b, eps).template cast<T>());
 };
@@ -104,6 +113,27 @@ Tensor<T, R> rms_norm(const Tensor<T, R>& x, const Tensor<T, 1>& weight, float e
   return std::move(y).unpartition();
 }
 
+template <Element T>
+Tensor<T, 3> rms_norm_heads(const Tensor<T, 2>& x, const Tensor<T, 1>& weight, float eps,
+                            int64_t first, int64_t count, std::source_location l) {
+  const char* fn = "rms_norm_heads";
+  detail::require_nonempty(fn, "x", x.shape(), 2, l);
+  detail::require_nonempty(fn, "weight", weight.shape(), 1, l);
+  const int64_t dim = weight.dim(0);
+  detail::require(first >= 0 && count > 0 && (first + count) * dim <= x.dim(1), l,
+                  std::string(fn) + ": heads [" + std::to_string(first) + ", " +
+                      std::to_string(first + count) + ") of " + std::to_string(dim) +
+                      " elements (the weight's) do not fit rows of " + std::to_string(x.dim(1)) +
+                      " elements");
+  detail::require_same_device(fn, "weight", weight.device(), x.device(), l);
+  auto [y, x1, w1, e1, f1] =
+      rms_norm_heads_rows<T>(
+          detail::new_tensor<T, 3>({x.dim(0), count, dim}, x.device(), l).partition({1, 1, dim}), x,
+          weight, eps, first)
+          .sync();
+  return std::move(y).unpartition();
+}
+
 template <Element T, int R>
 Tensor<T, R> layer_norm(const Tensor<T, R>& x, const Tensor<T, 1>& weight, const Tensor<T, 1>& bias,
                         float eps, std::source_location l) {
@@ -141,7 +171,10 @@ NormedResidual<T, R> add_layer_norm(const Tensor<T, R>& x, const Tensor<T, R>& r
   template NormedResidual<T, R> add_layer_norm(const Tensor<T, R>&, const Tensor<T, R>&,          \
                                                const Tensor<T, 1>&, const Tensor<T, 1>&, float,   \
                                                std::source_location);
-#define TESSERA_NORMS_ALL_RANKS(T) TESSERA_NORMS(T, 1) TESSERA_NORMS(T, 2) TESSERA_NORMS(T, 3)
+#define TESSERA_NORMS_ALL_RANKS(T)                                              \
+  TESSERA_NORMS(T, 1)                                                           \
+  TESSERA_NORMS(T, 2) TESSERA_NORMS(T, 3) template Tensor<T, 3> rms_norm_heads( \
+      const Tensor<T, 2>&, const Tensor<T, 1>&, float, int64_t, int64_t, std::source_location);
 TESSERA_NORMS_ALL_RANKS(float)
 TESSERA_NORMS_ALL_RANKS(half)
 TESSERA_NORMS_ALL_RANKS(bfloat16)

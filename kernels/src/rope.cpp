@@ -63,6 +63,41 @@ TESSERA_KERNEL(rope_qk_tokens, Out<T, 3> qy, Out<T, 3> ky, In<T, 3> q, In<T, 3> 
   ky.store(rotated_token<T, Interleaved>(k, a.c, a.s, ky.shape()));
 };
 
+// Heads [part * count, (part + 1) * count) of token t of a stacked projection, [count, D] in f32.
+template <Element T>
+Tile<float> stacked_heads(const In<T, 2>& qkv, const Index& t, int64_t part, int64_t count,
+                          int64_t dim) {
+  return load(qkv, {t, Index::full({}, static_cast<int32_t>(part))}, {1, count * dim})
+      .template cast<float>()
+      .reshape({count, dim});
+}
+
+// x * rsqrt(mean(x^2) + eps) * w over each head (row) of x [H, D], rounded to T.
+template <Element T>
+Tile<float> head_norm(const Tile<float>& x, const In<T, 1>& w, const Tile<float>& eps) {
+  const int64_t dim = x.shape()[1];
+  const Tile<float> weight = load(w, {0}, {dim}).template cast<float>().reshape({1, dim});
+  return (x * rsqrt(sum(x * x, 1) * (1.0f / static_cast<float>(dim)) + eps) * weight)
+      .template cast<T>()
+      .template cast<float>();
+}
+
+template <Element T, bool Interleaved>
+TESSERA_KERNEL(qkv_norm_rope_tokens, Out<T, 3> qy, Out<T, 3> ky, Out<T, 3> vy, In<T, 2> qkv,
+               In<T, 1> q_norm, In<T, 1> k_norm, Scalar<float> eps, In<int32_t, 1> positions,
+               In<float, 2> cos_table, In<float, 2> sin_table) {
+  const int64_t hq = qy.shape()[1], hkv = ky.shape()[1], dim = qy.shape()[2];
+  const Angles a = token_angles(positions, cos_table, sin_table, dim / 2);
+  const Index t = tile_index(0);
+  // q is part 0 of extent hq heads; k and v are parts hq / hkv and hq / hkv + 1 of hkv heads.
+  const Tile<float> q = head_norm(stacked_heads(qkv, t, 0, hq, dim), q_norm, eps);
+  const Tile<float> k = head_norm(stacked_heads(qkv, t, hq / hkv, hkv, dim), k_norm, eps);
+  qy.store(rotate<Interleaved>(q, a.c, a.s).reshape({1, hq, dim}).template cast<T>());
+  ky.store(rotate<Interleaved>(k, a.c, a.s).reshape({1, hkv, dim}).template cast<T>());
+  vy.store(load(qkv, {t, Index::full({}, static_cast<int32_t>(hq / hkv + 1))}, {1, hkv * dim})
+               .reshape({1, hkv, dim}));
+};
+
 template <Element T>
 void check_rope_args(const char* fn, const char* arg, const Tensor<T, 3>& x,
                      const Tensor<int32_t, 1>& positions, const RopeTables& tables, SourceLoc l) {
@@ -138,12 +173,60 @@ RotatedQK<T> rope_qk(const Tensor<T, 3>& q, const Tensor<T, 3>& k,
                                          : run(rope_qk_tokens<T, false>);
 }
 
-#define TESSERA_ROPE(T)                                                                         \
-  template Tensor<T, 3> rope(const Tensor<T, 3>&, const Tensor<int32_t, 1>&, const RopeTables&, \
-                             RopeStyle, std::source_location);                                  \
-  template RotatedQK<T> rope_qk(const Tensor<T, 3>&, const Tensor<T, 3>&,                       \
-                                const Tensor<int32_t, 1>&, const RopeTables&, RopeStyle,        \
-                                std::source_location);
+template <Element T>
+SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                          const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
+                          const Tensor<int32_t, 1>& positions, const RopeTables& tables,
+                          RopeStyle style, std::source_location l) {
+  const char* fn = "qkv_norm_rope";
+  detail::require_nonempty(fn, "qkv", qkv.shape(), 2, l);
+  detail::require_nonempty(fn, "q_norm", q_norm.shape(), 1, l);
+  const int64_t dim = q_norm.dim(0);
+  detail::require(
+      heads > 0 && kv_heads > 0 && heads % kv_heads == 0 &&
+          qkv.dim(1) == (heads + 2 * kv_heads) * dim,
+      l,
+      std::string(fn) + ": 'qkv' is " + to_string(qkv.shape()) + " but " + std::to_string(heads) +
+          " query and " + std::to_string(kv_heads) + " key/value heads of " + std::to_string(dim) +
+          " (the norm weights') need rows of " + std::to_string((heads + 2 * kv_heads) * dim) +
+          ", with the query heads a multiple of the key/value heads");
+  detail::require_shape(fn, "k_norm", k_norm.shape(), q_norm.shape(), l);
+  detail::require(dim % 2 == 0 && tables.cos.rank() == 2 && tables.cos.dim(1) == dim / 2 &&
+                      tables.sin.shape() == tables.cos.shape(),
+                  l,
+                  std::string(fn) + ": the tables are for head dimension " +
+                      std::to_string(2 * tables.cos.dim(1)) + " but the heads have " +
+                      std::to_string(dim) + " (an even number is needed); make them with " +
+                      "rope_tables(max_positions, " + std::to_string(dim) + ", base)");
+  detail::require_shape(fn, "positions", positions.shape(), {qkv.dim(0)}, l);
+  detail::require_same_device(fn, "positions", positions.device(), qkv.device(), l);
+  detail::require_same_device(fn, "tables", tables.cos.device(), qkv.device(), l);
+  detail::require_same_device(fn, "q_norm", q_norm.device(), qkv.device(), l);
+  detail::require_same_device(fn, "k_norm", k_norm.device(), qkv.device(), l);
+  auto out = [&](int64_t h) {
+    return detail::new_tensor<T, 3>({qkv.dim(0), h, dim}, qkv.device(), l).partition({1, h, dim});
+  };
+  auto run = [&](auto kernel) {
+    auto [qy, ky, vy, x1, qn, kn, e1, p1, c1, s1] =
+        kernel(out(heads), out(kv_heads), out(kv_heads), qkv, q_norm, k_norm, eps, positions,
+               tables.cos, tables.sin)
+            .sync();
+    return SplitQKV<T>{std::move(qy).unpartition(), std::move(ky).unpartition(),
+                       std::move(vy).unpartition()};
+  };
+  return style == RopeStyle::interleaved ? run(qkv_norm_rope_tokens<T, true>)
+                                         : run(qkv_norm_rope_tokens<T, false>);
+}
+
+#define TESSERA_ROPE(T)                                                                          \
+  template Tensor<T, 3> rope(const Tensor<T, 3>&, const Tensor<int32_t, 1>&, const RopeTables&,  \
+                             RopeStyle, std::source_location);                                   \
+  template RotatedQK<T> rope_qk(const Tensor<T, 3>&, const Tensor<T, 3>&,                        \
+                                const Tensor<int32_t, 1>&, const RopeTables&, RopeStyle,         \
+                                std::source_location);                                           \
+  template SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>&, int64_t, int64_t, const Tensor<T, 1>&, \
+                                     const Tensor<T, 1>&, float, const Tensor<int32_t, 1>&,      \
+                                     const RopeTables&, RopeStyle, std::source_location);
 TESSERA_ROPE(float)
 TESSERA_ROPE(half)
 TESSERA_ROPE(bfloat16)

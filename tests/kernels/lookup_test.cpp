@@ -2,6 +2,7 @@
 #include <tessera/kernels/elementwise.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "kernels/reference.hpp"
 #include "runtime/expect_error.hpp"
@@ -68,6 +69,25 @@ TYPED_TEST(LookupTest, ArgmaxFindsTheFirstIndexOfEachRowsMax) {
   const Tensor<int32_t, 1> y = kernels::argmax(from_host(x, {rows, cols}, test_device()));
   EXPECT_EQ(y.to_vector(), reference_argmax(x, rows, cols));
   EXPECT_EQ(y.to_vector(), (std::vector<int32_t>{5, 1500, 2499, 1100}));
+}
+
+// A row longer than one block's part (4 chunks of 1024) is split over blocks and combined: the max
+// in a middle part, in the last ragged one, a tie across parts (the earlier wins), a NaN after a
+// larger number (the NaN wins, as torch.argmax).
+TYPED_TEST(LookupTest, ArgmaxOfLongRowsCombinesThePartsInOrder) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const int64_t rows = 4, cols = 3 * 4096 + 77;
+  auto x = random_values<T>(rows * cols, -4, 4, 5);
+  x[0 * cols + 5000] = T(9.0f);
+  x[1 * cols + cols - 1] = T(9.0f);
+  x[2 * cols + 9000] = T(9.0f);
+  x[2 * cols + 4100] = T(9.0f);
+  x[3 * cols + 10] = T(9.0f);
+  x[3 * cols + 8200] = T(std::numeric_limits<float>::quiet_NaN());
+  const Tensor<int32_t, 1> y = kernels::argmax(from_host(x, {rows, cols}, test_device()));
+  EXPECT_EQ(y.to_vector(),
+            (std::vector<int32_t>{5000, static_cast<int32_t>(cols - 1), 4100, 8200}));
 }
 
 TEST(LookupArgmax, ANanCountsAsTheLargestAndANegativeInfinityRowGivesIndexZero) {

@@ -72,6 +72,34 @@ TYPED_TEST(NormTest, RmsNormOfPerHeadRowsNormalizesTheLastAxisOfARank3Tensor) {
               rel_bound<T>(), kAbsBound, "rms_norm rank 3");
 }
 
+// The QK-norm of a stacked projection's heads [first, first + count), split and normalized in one
+// launch: the same values as normalizing those heads of [T, H, D].
+TYPED_TEST(NormTest, RmsNormHeadsNormalizesARangeOfHeadsOfARank2Tensor) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const int64_t tokens = 3, heads = 6, dim = 64, first = 2, count = 3;
+  const auto x = random_values<T>(tokens * heads * dim, -3, 3, 5);
+  const auto w = random_values<T>(dim, 0.5, 1.5, 6);
+  const Device d = test_device();
+  const Tensor<T, 3> y = kernels::rms_norm_heads(from_host(x, {tokens, heads * dim}, d),
+                                                 from_host(w, d), kEps, first, count);
+  ASSERT_EQ(y.shape(), (Shape{tokens, count, dim}));
+  std::vector<double> part;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t e = first * dim; e < (first + count) * dim; ++e)
+      part.push_back(static_cast<float>(x[t * heads * dim + e]));
+  expect_near(widen(y.to_vector()), reference_norm(part, dim, widen(w), nullptr), rel_bound<T>(),
+              kAbsBound, "rms_norm_heads");
+  const std::string message = error_of<UsageError>([&] {
+    (void)kernels::rms_norm_heads(from_host(x, {tokens, heads * dim}, d), from_host(w, d), kEps, 4,
+                                  3);
+  });
+  EXPECT_NE(message.find("rms_norm_heads: heads [4, 7) of 64 elements (the weight's) do not fit "
+                         "rows of 384 elements"),
+            std::string::npos)
+      << message;
+}
+
 TYPED_TEST(NormTest, LayerNormOfEachRowMatchesTheDoubleReference) {
   using T = TypeParam;
   TESSERA_REQUIRE_TEST_DEVICE();

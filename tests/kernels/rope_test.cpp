@@ -2,6 +2,9 @@
 // double-precision reference.
 #include <tessera/kernels/rope.hpp>
 
+#include <tessera/kernels/layout.hpp>
+#include <tessera/kernels/norm.hpp>
+
 #include "kernels/reference.hpp"
 #include "runtime/expect_error.hpp"
 
@@ -61,6 +64,59 @@ TYPED_TEST(RopeTest, BothStylesRotateQueriesAndKeysByTheirPositions) {
     expect_near(widen(y.to_vector()), reference_rope(widen(q), pos, q_heads, dim, style), rel, abs,
                 std::string("rope ") + name);
   }
+}
+
+// The fused decode-step kernel gives what the separate kernels give: split, QK-norm (rounded to
+// T), RoPE; v only split. Grouped-query heads (6 query, 2 key/value), both styles.
+// Small heads over three tokens, and a decode step at Qwen3-0.6B's shapes (16 and 8 heads of 128).
+template <class T>
+void expect_qkv_norm_rope_as_separate_launches(int64_t tokens, int64_t hq, int64_t hkv, int64_t dim,
+                                               uint64_t salt) {
+  const Device d = test_device();
+  const float eps = 1e-6f;
+  const auto qkv = from_host(random_values<T>(tokens * (hq + 2 * hkv) * dim, -2, 2, salt),
+                             {tokens, (hq + 2 * hkv) * dim}, d);
+  const auto qw = from_host(random_values<T>(dim, 0.5, 1.5, salt + 1), d);
+  const auto kw = from_host(random_values<T>(dim, 0.5, 1.5, salt + 2), d);
+  std::vector<int32_t> positions;
+  for (int64_t t = 0; t < tokens; ++t) positions.push_back(static_cast<int32_t>(7 * t + 3));
+  const auto pos = from_host(positions, d);
+  const kernels::RopeTables tables = kernels::rope_tables(64, dim, kBase, d);
+  for (RopeStyle style : {RopeStyle::half_split, RopeStyle::interleaved}) {
+    const kernels::SplitQKV<T> got =
+        kernels::qkv_norm_rope(qkv, hq, hkv, qw, kw, eps, pos, tables, style);
+    const kernels::RotatedQK<T> want = kernels::rope_qk(
+        kernels::rms_norm(kernels::split_heads(qkv, dim, 0, hq), qw, eps),
+        kernels::rms_norm(kernels::split_heads(qkv, dim, hq, hkv), kw, eps), pos, tables, style);
+    ASSERT_EQ(got.q.shape(), (Shape{tokens, hq, dim}));
+    ASSERT_EQ(got.k.shape(), (Shape{tokens, hkv, dim}));
+    expect_near(widen(got.q.to_vector()), widen(want.q.to_vector()), 2 * unit_roundoff<T>(), 1e-6,
+                "q");
+    expect_near(widen(got.k.to_vector()), widen(want.k.to_vector()), 2 * unit_roundoff<T>(), 1e-6,
+                "k");
+    EXPECT_EQ(widen(got.v.to_vector()),
+              widen(kernels::split_heads(qkv, dim, hq + hkv, hkv).to_vector()));
+  }
+}
+
+// The fused decode-step kernel gives what the separate kernels give: split, QK-norm (rounded to
+// T), RoPE; v only split. Grouped-query heads, both styles.
+TYPED_TEST(RopeTest, QkvNormRopeEqualsSplitNormAndRopeInSeparateLaunches) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  expect_qkv_norm_rope_as_separate_launches<T>(3, 6, 2, 16, 21);
+  expect_qkv_norm_rope_as_separate_launches<T>(1, 16, 8, 128, 31);
+  const Device d = test_device();
+  const auto qkv = from_host(std::vector<T>(3 * 160, T(1.0f)), {3, 160}, d);
+  const auto w = from_host(std::vector<T>(16, T(1.0f)), d);
+  const std::string message = error_of<UsageError>([&] {
+    (void)kernels::qkv_norm_rope(qkv, 6, 3, w, w, 1e-6f,
+                                 from_host(std::vector<int32_t>{0, 1, 2}, d),
+                                 kernels::rope_tables(8, 16, kBase, d), RopeStyle::half_split);
+  });
+  EXPECT_NE(message.find("qkv_norm_rope: 'qkv' is [3, 160] but 6 query and 3 key/value heads"),
+            std::string::npos)
+      << message;
 }
 
 TEST(RopeArguments, TablesForAnotherHeadDimensionAreRefusedAndTheRightOnesRun) {

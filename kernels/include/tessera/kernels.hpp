@@ -7,5 +7,6 @@
 #include "tessera/kernels/elementwise.hpp"
 #include "tessera/kernels/gemm.hpp"
 #include "tessera/kernels/layout.hpp"
+#include "tessera/kernels/linear.hpp"
 #include "tessera/kernels/norm.hpp"
 #include "tessera/kernels/rope.hpp"

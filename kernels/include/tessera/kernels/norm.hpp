@@ -15,6 +15,14 @@ template <Element T, int R>
 Tensor<T, R> rms_norm(const Tensor<T, R>& x, const Tensor<T, 1>& weight, float eps,
                       std::source_location l = std::source_location::current());
 
+// Heads [first, first + count) of x [T, >= (first + count) * D] as [T, count, D], each head
+// RMS-normalized with weight [D]: split_heads and the per-head QK-norm in one launch (a stacked
+// q/k/v projection's q or k part).
+template <Element T>
+Tensor<T, 3> rms_norm_heads(const Tensor<T, 2>& x, const Tensor<T, 1>& weight, float eps,
+                            int64_t first, int64_t count,
+                            std::source_location l = std::source_location::current());
+
 // y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias, over the last axis (biased variance).
 template <Element T, int R>
 Tensor<T, R> layer_norm(const Tensor<T, R>& x, const Tensor<T, 1>& weight, const Tensor<T, 1>& bias,

@@ -48,4 +48,19 @@ RotatedQK<T> rope_qk(const Tensor<T, 3>& q, const Tensor<T, 3>& k,
                      const Tensor<int32_t, 1>& positions, const RopeTables& tables, RopeStyle style,
                      std::source_location l = std::source_location::current());
 
+// A step's attention inputs from one stacked projection qkv [T, (Hq + 2 Hkv) * D] (q, k, v side
+// by side, as one linear layer writes them), in one launch: q and k split by head, each head
+// RMS-normalized with its weight [D] (Qwen3's QK-norm, rounded to T as a separate norm would),
+// then rotated at `positions`; v split by head. Hq must be a multiple of Hkv.
+template <Element T>
+struct SplitQKV {
+  Tensor<T, 3> q, k, v;
+};
+template <Element T>
+SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                          const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
+                          const Tensor<int32_t, 1>& positions, const RopeTables& tables,
+                          RopeStyle style,
+                          std::source_location l = std::source_location::current());
+
 }  // namespace tessera::kernels

@@ -1,0 +1,32 @@
+// Linear layers for decode: y = x @ w^T with w [N, K] (a linear layer's weight in PyTorch's
+// nn.Linear layout, each output's weights one contiguous row; also the embedding table a tied LM
+// head reads), for a few rows of x. A decode step's products are matrix-vector products whose
+// time is the weights' bytes, so these kernels are shaped to stream w at memory bandwidth: each
+// block owns a few rows of w and reads them whole along K in wide chunks (contiguous 16-byte
+// loads, many blocks in flight), where gemm's [K, N] tiles give a one-row x only
+// N / tile-width blocks. Products are accumulated in f32, the result rounded to T once.
+#pragma once
+
+#include <optional>
+#include <source_location>
+#include <type_traits>
+
+#include <tessera/tessera.hpp>
+
+namespace tessera::kernels {
+
+// x [M, K] @ w^T (w [N, K]) + residual [M, N] if given.
+template <Element T>
+Tensor<T, 2> linear(
+    const Tensor<T, 2>& x, const Tensor<T, 2>& w,
+    const std::optional<std::type_identity_t<Tensor<T, 2>>>& residual = std::nullopt,
+    std::source_location l = std::source_location::current());
+
+// The gated MLP's first half: silu(x @ w_gate^T) * (x @ w_up^T), w_gate and w_up [N, K], both
+// products in one pass over x.
+template <Element T>
+Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
+                           const Tensor<T, 2>& w_up,
+                           std::source_location l = std::source_location::current());
+
+}  // namespace tessera::kernels

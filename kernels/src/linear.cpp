@@ -1,0 +1,138 @@
+// Decode-shaped linear layers (linear.hpp): each block owns Rows rows of w (Rows outputs of one row
+// of x) and walks K in chunks of Chunk elements, accumulating x * w elementwise into a [Rows,
+// Chunk] f32 tile; the sum along K comes once, after the loop. The block's reads of w are Rows
+// contiguous runs of Chunk elements, so wide vector loads; there is no split over K (that would
+// need an accumulating output), so the parallelism is N / Rows blocks. The shape is chosen per
+// (GPU architecture, dtypes, shape bucket) by the autotuner among a few candidates; on the CPU
+// backend the first candidate runs, untimed.
+#include <string>
+
+#include <tessera/tune.hpp>
+
+#include "host.hpp"
+#include "tessera/kernels/linear.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+using namespace tessera::tile;
+
+// x row m times w's rows [j * Rows, (j + 1) * Rows), summed along K: [1, Rows] in f32.
+template <int Rows, int Chunk, Element T>
+Tile<float> rows_dot(const In<T, 2>& x, const In<T, 2>& w) {
+  const Index m = tile_index(0), j = tile_index(1);
+  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  for_range(0, chunks, [&](Index k) {
+    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
+              load(x, {m, k}, {1, Chunk}).template cast<float>(), acc);
+  });
+  return sum(acc, 1).reshape({1, Rows});
+}
+
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows, Out<T, 2> y, In<T, 2> x, In<T, 2> w) {
+  y.store(rows_dot<Rows, Chunk>(x, w).template cast<T>());
+};
+
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
+  y.store((rows_dot<Rows, Chunk>(x, w) + load_like(residual, y).template cast<float>())
+              .template cast<T>());
+};
+
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_swiglu, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
+  const Index m = tile_index(0), j = tile_index(1);
+  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  for_range(0, chunks, [&](Index k) {
+    const Tile<float> xk = load(x, {m, k}, {1, Chunk}).template cast<float>();
+    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
+    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+  });
+  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
+  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
+};
+
+tune::Options tuning() {
+  tune::Options o;
+  o.time_on_cpu = false;  // the interpreter's times say nothing about a GPU's
+  return o;
+}
+
+// Candidates: one row of w a block (the most blocks: a 1024-output layer still fills the GPU)
+// up to 8 rows of 256 (fewer, longer-lived blocks for the 152k-row LM head); the planner gives
+// a [1, 1024] tile one warp (32 values a thread), so 512-element chunks halve the registers.
+// The first is what the CPU backend runs.
+#define TESSERA_LINEAR_TUNER(kernel)                                                               \
+  template <Element T>                                                                             \
+  const auto& kernel##_tuned() {                                                                   \
+    static const auto tuner = tune::candidates(std::string("kernels.") + #kernel,                  \
+                                               tune::config("1x1024", kernel<T, 1, 1024>, {1, 1}), \
+                                               tune::config("1x512", kernel<T, 1, 512>, {1, 1}),   \
+                                               tune::config("2x512", kernel<T, 2, 512>, {1, 2}),   \
+                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}))   \
+                                  .with_options(tuning());                                         \
+    return tuner;                                                                                  \
+  }
+TESSERA_LINEAR_TUNER(linear_rows)
+TESSERA_LINEAR_TUNER(linear_rows_residual)
+TESSERA_LINEAR_TUNER(linear_rows_swiglu)
+#undef TESSERA_LINEAR_TUNER
+
+template <Element T>
+void check_weight(const char* fn, const Tensor<T, 2>& x, const char* w_name, const Tensor<T, 2>& w,
+                  SourceLoc l) {
+  detail::require(x.dim(1) == w.dim(1), l,
+                  std::string(fn) + ": 'x' is " + to_string(x.shape()) + " and '" + w_name +
+                      "' is " + to_string(w.shape()) + "; x [M, K] needs w [N, K] (nn.Linear's " +
+                      "layout: one row per output)");
+  detail::require_same_device(fn, w_name, w.device(), x.device(), l);
+}
+
+}  // namespace
+
+template <Element T>
+Tensor<T, 2> linear(const Tensor<T, 2>& x, const Tensor<T, 2>& w,
+                    const std::optional<std::type_identity_t<Tensor<T, 2>>>& residual,
+                    std::source_location l) {
+  check_weight("linear", x, "w", w, l);
+  const int64_t m = x.dim(0), n = w.dim(0);
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  if (residual) {
+    detail::require_shape("linear", "residual", residual->shape(), {m, n}, l);
+    detail::require_same_device("linear", "residual", residual->device(), x.device(), l);
+    auto [y1, x1, w1, r1] = linear_rows_residual_tuned<T>()(std::move(y), x, w, *residual).sync();
+    return std::move(y1).unpartition();
+  }
+  auto [y1, x1, w1] = linear_rows_tuned<T>()(std::move(y), x, w).sync();
+  return std::move(y1).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
+                           const Tensor<T, 2>& w_up, std::source_location l) {
+  check_weight("linear_swiglu", x, "w_gate", w_gate, l);
+  detail::require_shape("linear_swiglu", "w_up", w_up.shape(), w_gate.shape(), l);
+  detail::require_same_device("linear_swiglu", "w_up", w_up.device(), x.device(), l);
+  const int64_t m = x.dim(0), n = w_gate.dim(0);
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  auto [y1, x1, g1, u1] = linear_rows_swiglu_tuned<T>()(std::move(y), x, w_gate, w_up).sync();
+  return std::move(y1).unpartition();
+}
+
+#define TESSERA_LINEAR(T)                                                                 \
+  template Tensor<T, 2> linear(const Tensor<T, 2>&, const Tensor<T, 2>&,                  \
+                               const std::optional<Tensor<T, 2>>&, std::source_location); \
+  template Tensor<T, 2> linear_swiglu(const Tensor<T, 2>&, const Tensor<T, 2>&,           \
+                                      const Tensor<T, 2>&, std::source_location);
+TESSERA_LINEAR(float)
+TESSERA_LINEAR(half)
+TESSERA_LINEAR(bfloat16)
+
+}  // namespace tessera::kernels

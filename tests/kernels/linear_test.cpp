@@ -1,0 +1,75 @@
+// The decode-shaped linear layers (w in nn.Linear's [N, K] layout) against a double-precision
+// reference: a few rows of x, K longer than one chunk and not a multiple of it, N not a multiple
+// of the rows a block owns.
+#include <tessera/kernels/linear.hpp>
+
+#include "kernels/reference.hpp"
+#include "runtime/expect_error.hpp"
+
+namespace tessera::test {
+namespace {
+
+constexpr int64_t M = 3, N = 45, K = 2100;
+
+// x [m, k] @ w^T, w [n, k], in double.
+std::vector<double> matmul_nt(const std::vector<double>& x, const std::vector<double>& w, int64_t m,
+                              int64_t n, int64_t k) {
+  std::vector<double> y(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) y[i * n + j] += x[i * k + p] * w[j * k + p];
+  return y;
+}
+
+template <class T>
+class LinearTest : public ::testing::Test {};
+using Dtypes = ::testing::Types<float, half, bfloat16>;
+TYPED_TEST_SUITE(LinearTest, Dtypes);
+
+// Products of values in [-1, 1] summed in f32 over K terms, then one rounding to T.
+template <class T>
+void expect_linear_near(const Tensor<T, 2>& y, const std::vector<double>& want,
+                        const std::string& what) {
+  expect_near(widen(y.to_vector()), want, 2 * unit_roundoff<T>(), static_cast<double>(K) * 1e-6,
+              what);
+}
+
+TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto x = random_values<T>(M * K, -1, 1, 11);
+  const auto w = random_values<T>(N * K, -1, 1, 12);
+  const auto u = random_values<T>(N * K, -1, 1, 13);
+  const auto r = random_values<T>(M * N, -1, 1, 14);
+  const auto tx = from_host(x, {M, K}, d), tw = from_host(w, {N, K}, d);
+  const std::vector<double> xw = matmul_nt(widen(x), widen(w), M, N, K);
+  const Tensor<T, 2> plain = kernels::linear(tx, tw);
+  EXPECT_EQ(plain.shape(), (Shape{M, N}));
+  expect_linear_near(plain, xw, "x w^T");
+  std::vector<double> want = xw;
+  const auto rd = widen(r);
+  for (size_t i = 0; i < want.size(); ++i) want[i] += rd[i];
+  expect_linear_near(kernels::linear(tx, tw, from_host(r, {M, N}, d)), want, "x w^T + residual");
+  const std::vector<double> xu = matmul_nt(widen(x), widen(u), M, N, K);
+  for (size_t i = 0; i < want.size(); ++i) want[i] = xw[i] / (1 + std::exp(-xw[i])) * xu[i];
+  expect_linear_near(kernels::linear_swiglu(tx, tw, from_host(u, {N, K}, d)), want,
+                     "silu(x w_gate^T) * (x w_up^T)");
+}
+
+TEST(LinearArguments, AWeightInTheOtherLayoutIsRefusedWithBothShapes) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto x = from_host(std::vector<float>(2 * 8, 1.0f), {2, 8}, d);
+  const auto w = from_host(std::vector<float>(8 * 5, 1.0f), {8, 5}, d);
+  const std::string message = error_of<UsageError>([&] { (void)kernels::linear(x, w); });
+  EXPECT_NE(message.find("linear: 'x' is [2, 8] and 'w' is [8, 5]; x [M, K] needs w [N, K]"),
+            std::string::npos)
+      << message;
+  const auto ones = from_host(std::vector<float>(5 * 8, 1.0f), {5, 8}, d);
+  const std::vector<float> y = kernels::linear(x, ones).to_vector();
+  for (float e : y) EXPECT_EQ(e, 8.0f);
+}
+
+}  // namespace
+}  // namespace tessera::test
