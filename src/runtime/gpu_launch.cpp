@@ -151,6 +151,7 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   std::optional<cuda::CompiledCuda> fresh;
   if (dump_enabled("ptx") || dump_enabled("cubin")) {
     fresh = cuda::compile_cuda(k.source, file_name, arch);
+    nvrtc.note("compiled for TESSERA_DUMP");
     dump_file("ptx", k.name, key, ".ptx", fresh->ptx);
     dump_file("cubin", k.name, key, ".cubin", {fresh->cubin.data(), fresh->cubin.size()});
   }
