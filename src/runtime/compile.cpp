@@ -1,11 +1,14 @@
 #include "tessera/runtime/compile.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 
+#include "compile_log.hpp"
 #include "slow_notice.hpp"
 #include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/dce.hpp"
@@ -20,7 +23,32 @@
 
 namespace tessera::runtime {
 
+const std::vector<std::string_view>& dump_stages() {
+  static const std::vector<std::string_view> stages = {
+      "traced", "promote_locals", "canonical_order", "ir", "cuda", "ptx", "cubin"};
+  return stages;
+}
+
+std::vector<std::string> unknown_dump_stages() {
+  std::vector<std::string> unknown;
+  const auto& known = dump_stages();
+  for (std::string_view item : env_list("TESSERA_DUMP"))
+    if (item != "all" && std::find(known.begin(), known.end(), item) == known.end())
+      unknown.emplace_back(item);
+  return unknown;
+}
+
 bool dump_enabled(std::string_view stage) {
+  // A name that is no stage (a typo) is said once, with the names there are; it is not an error:
+  // a debugging switch does not stop the program.
+  static std::once_flag checked;
+  std::call_once(checked, [] {
+    std::string names;
+    for (std::string_view k : dump_stages()) names += detail::cat(names.empty() ? "" : ", ", k);
+    for (const std::string& item : unknown_dump_stages())
+      std::cerr << "tessera: TESSERA_DUMP names '" << item
+                << "', which is no stage; the stages are " << names << " (or all)\n";
+  });
   return env_list_has("TESSERA_DUMP", stage);
 }
 
@@ -60,8 +88,12 @@ void nvrtc_check(const ir::Function& f) {
     for (const backend::cuda::TensorSpec tensor :
          {backend::cuda::TensorSpec{true, 16, true}, backend::cuda::TensorSpec{false, 1, false}}) {
       const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
-      const backend::cuda::EmittedKernel e = backend::cuda::emit(f, spec);
+      const std::string variant = arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
+      const std::string name = f.name + "." + variant;
+      const backend::cuda::EmittedKernel e =
+          timed(f.name, "lower " + variant, [&] { return backend::cuda::emit(f, spec); });
       const backend::cuda::CompiledCuda c = [&] {
+        CompileStage stage(f.name, "nvrtc " + variant);
         // Like a launch's compile (JitCache::get), a slow one says what it is doing.
         const SlowWorkNotice notice(
             std::chrono::milliseconds(500),
@@ -70,11 +102,12 @@ void nvrtc_check(const ir::Function& f) {
             !status_lines_silenced());
         return backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
       }();
-      // What a GPU of this architecture would run, visible on a machine without one.
-      const std::string name =
-          f.name + "." + arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
+      // What a GPU of this architecture would run, visible on a machine without one (cubin:
+      // `cuobjdump -sass` shows its SASS).
       dump_file("cuda", name, e.source, ".cu", e.source);
       dump_file("ptx", name, e.source, ".ptx", c.ptx);
+      dump_file("cubin", name, e.source, ".cubin",
+                std::string_view(c.cubin.data(), c.cubin.size()));
     }
   }
 }
@@ -82,15 +115,24 @@ void nvrtc_check(const ir::Function& f) {
 }  // namespace
 
 std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
+  const std::string name = f.name;
   dump("traced", f);
-  ir::verify_or_throw(f, "tracing");
-  analysis::promote_locals(f);
-  ir::verify_or_throw(f, "promote_locals");
-  analysis::canonical_order(f);  // from here on, the IR is the same whatever compiler traced it
-  ir::verify_or_throw(f, "canonical_order");
-  analysis::check_safety(f);
-  analysis::dce(f);
-  ir::verify_or_throw(f, "dce");
+  timed(name, "verify", [&] { ir::verify_or_throw(f, "tracing"); });
+  timed(name, "promote_locals", [&] {
+    analysis::promote_locals(f);
+    ir::verify_or_throw(f, "promote_locals");
+  });
+  dump("promote_locals", f);
+  timed(name, "canonical_order", [&] {
+    analysis::canonical_order(f);  // from here on, the IR is the same whatever compiler traced it
+    ir::verify_or_throw(f, "canonical_order");
+  });
+  dump("canonical_order", f);
+  timed(name, "check_safety", [&] { analysis::check_safety(f); });
+  timed(name, "dce", [&] {
+    analysis::dce(f);
+    ir::verify_or_throw(f, "dce");
+  });
   dump("ir", f);
   nvrtc_check(f);
   return std::make_shared<const CompiledKernel>(CompiledKernel{std::move(f), device});

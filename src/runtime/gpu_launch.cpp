@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "compile_log.hpp"
 #include "gpu_context.hpp"
 #include "gpu_kernel.hpp"
 #include "tessera/backend/cuda/driver.hpp"
@@ -158,13 +159,19 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
 
   dump_file("cuda", k.name, key, ".cu", k.source);
   const std::string file_name = k.name + ".cu";
+  // TESSERA_LOG=compile: NVRTC's time, or the JIT cache's when it has the kernel.
+  CompileStage nvrtc(k.name, "nvrtc");
+  nvrtc.note("JIT cache hit");
   // PTX exists only where NVRTC runs; to dump it, compile even if the cache has the cubin.
   std::optional<cuda::CompiledCuda> fresh;
-  if (dump_enabled("ptx")) {
+  if (dump_enabled("ptx") || dump_enabled("cubin")) {
     fresh = cuda::compile_cuda(k.source, file_name, arch);
+    nvrtc.note("compiled for TESSERA_DUMP");
     dump_file("ptx", k.name, key, ".ptx", fresh->ptx);
+    dump_file("cubin", k.name, key, ".cubin", {fresh->cubin.data(), fresh->cubin.size()});
   }
   const JitCache::Blob cubin = JitCache::global().get(key, k.name, [&] {
+    nvrtc.note("compiled");
     if (as_ptx) {
       if (!fresh) fresh = cuda::compile_cuda(k.source, file_name, arch);
       std::vector<char> image(fresh->ptx.begin(), fresh->ptx.end());
@@ -178,9 +185,13 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
     return std::move(compiled.cubin);
   });
 
+  nvrtc.end();
+
   auto kernel = std::make_shared<GpuKernel>();
-  kernel->loaded =
-      cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes, k.reports_errors);
+  kernel->loaded = timed(k.name, "load", [&] {
+    return cuda::load_kernel(ctx, *cubin, k.name, k.entry, k.dynamic_shared_bytes,
+                             k.reports_errors);
+  });
   kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile, k.blocks_per_sm,
                     k.tensor_maps};
   kernel->op_sites = k.op_sites;

@@ -86,7 +86,8 @@ std::string key(const void* identity, std::string_view specialization, Device /*
   const char* mode = std::getenv("TESSERA_IR_CACHE");
   const std::string_view m = mode ? mode : "";
   if (m != "on") return {};
-  if (env_list_has("TESSERA_CHECK", "trace") || dump_enabled("traced") || dump_enabled("ir") ||
+  if (env_list_has("TESSERA_CHECK", "trace") || dump_enabled("traced") ||
+      dump_enabled("promote_locals") || dump_enabled("canonical_order") || dump_enabled("ir") ||
       !env_list("TESSERA_NVRTC_CHECK").empty())
     return {};
   const Module kernel = module_of(identity);

@@ -20,6 +20,7 @@
 #include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "compile_pipeline.hpp"
 #include "cpu_queue.hpp"
 #include "graph_capture.hpp"
 #include "handle_internals.hpp"
@@ -272,25 +273,6 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   return spec;
 }
 
-// Each op's location and a description, in ir::walk pre-order: what a GPU error report names.
-std::vector<std::pair<SourceLoc, std::string>> op_sites(const ir::Function& f) {
-  std::vector<std::pair<SourceLoc, std::string>> sites;
-  ir::walk(f.body, [&](const ir::Op& op) {
-    std::string what(ir::mnemonic(op.kind));
-    if (op.kind == ir::OpKind::Load)
-      what = detail::cat(op.attrs.padded ? "load" : "unpadded load", " from '",
-                         f.params.at(op.attrs.param).name, "' (tile shape ",
-                         to_string(op.attrs.shape), ")");
-    if (op.kind == ir::OpKind::Gather)
-      what = detail::cat(op.attrs.padded ? "gather" : "unpadded gather", " from '",
-                         f.params.at(op.attrs.param).name, "' (tile shape ",
-                         to_string(op.attrs.shape), ")");
-    if (op.kind == ir::OpKind::For) what = "for_range";
-    sites.emplace_back(op.loc, std::move(what));
-  });
-  return sites;
-}
-
 // Appends v's bytes to a key.
 template <class T>
 void put(std::string& key, const T& v) {
@@ -487,33 +469,27 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         spec = entry->spec;
         cached = true;
       } else {
-        // Copied before tracing: the body's trace runs user code, which may launch (and so reuse
-        // this thread's buffers) before the specs are read below.
-        const std::vector<backend::cuda::TensorSpec> specs = tensor_specs;
         spec.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
+        // Traced twice: a body whose trace is not a function of the key is refused here. The
+        // source holds a copy of this thread's tensor specs: the trace runs user code, which may
+        // launch (and so reuse this thread's buffers) before they are read.
+        SpecializationSource source{
+            site.name, *device, [&] { return tile::trace_twice([&] { return trace(params()); }); },
+            nullptr,   nullptr, tensor_specs};
         // Compiled by an earlier process of this program: read back, not traced (ir_cache.hpp).
         const std::string stored = ir_cache::key(
             site.identity, std::string_view(key).substr(sizeof site.identity), *device);
-        if (!stored.empty()) spec.kernel = ir_cache::find(stored, *device, *spec.label);
-        if (!spec.kernel) {
-          // Traced twice: a body whose trace is not a function of the key is refused here.
-          auto traced = std::make_shared<const ir::Function>(
-              tile::trace_twice([&] { return trace(params()); }));
-          spec.traced = traced;
-          spec.kernel = compile(*traced, *device);
-          if (!stored.empty()) ir_cache::store(stored, *spec.kernel, *spec.label);
+        if (!stored.empty()) {
+          source.read_back = [&] { return ir_cache::find(stored, *device, *spec.label); };
+          source.keep = [&](const CompiledKernel& k) { ir_cache::store(stored, k, *spec.label); };
         }
-        if (device->is_cuda()) {
-          const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), specs};
-          const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-          spec.gpu =
-              gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
-                                    e.blocks_per_tile, e.shared_bytes,
-                                    gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
-                                    e.reports_errors, e.tensor_maps, e.blocks_per_sm});
-        }
+        // Traced, checked, lowered, compiled and loaded, stage by stage: compile_pipeline.cpp.
+        CompiledSpecialization compiled = compile_specialization(source);
+        spec.traced = std::move(compiled.traced);
+        spec.kernel = std::move(compiled.kernel);
+        spec.gpu = std::move(compiled.gpu);
         entry->spec = spec;
         entry->ready = true;
       }

@@ -46,5 +46,5 @@ add_custom_command(
   DEPENDS ${tessera_device_runtime} ${CMAKE_CURRENT_LIST_FILE}
   COMMENT "Embedding the CUDA device runtime"
   VERBATIM)
-target_sources(tessera_backend_cuda PRIVATE ${tessera_device_runtime_cpp})
-target_include_directories(tessera_backend_cuda PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+target_sources(tessera_cuda_codegen PRIVATE ${tessera_device_runtime_cpp})
+target_include_directories(tessera_cuda_codegen PRIVATE ${CMAKE_CURRENT_LIST_DIR})

@@ -96,7 +96,7 @@ std::string param_ctype(DType t) {
 }
 
 Emitter::Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan)
-    : f_(f), spec_(spec), plan_(plan) {
+    : f_(f), spec_(spec), plan_(plan), smem_alloc_(f.name, spec.arch.str(), smem_limit(spec.arch)) {
   def_.assign(f.values.size(), nullptr);
   index_ops(f.body);
   name_values();
@@ -227,13 +227,10 @@ std::string Emitter::smem(const std::string& ctype, int64_t offset) {
   return "reinterpret_cast<" + ctype + "*>(tsr_smem + " + str(offset) + ")";
 }
 
-void Emitter::need_smem(int64_t bytes, const ir::Op& op, const std::string& what) {
-  const int64_t limit = smem_limit(spec_.arch);
-  if (bytes > limit)
-    fail_at<KernelError>(op.loc, "kernel '", f_.name, "': ", what, " needs ", bytes,
-                         " bytes of shared memory per block, more than the ", limit, " bytes ",
-                         spec_.arch.str(), " allows; use smaller tiles");
-  smem_bytes_ = std::max(smem_bytes_, bytes);
+int64_t Emitter::smem_buffer(int64_t bytes, const ir::Op& op, const std::string& what) {
+  const int64_t offset = smem_alloc_.allocate(what, bytes, op.loc);
+  smem_bytes_ = smem_alloc_.high_water();
+  return offset;
 }
 
 // The tail of a row-wise kernel's body that can run one vector at a time: a store of a
@@ -420,6 +417,7 @@ void Emitter::op(const ir::Op& op) {
     if (role_ == Role::Producer && !plan_.pipeline->producer_ops.count(&op)) return;
     if (hoisted_.count(&op)) return;  // emitted before the loop (consumer_loop)
   }
+  smem_alloc_.at(++op_position_);  // the buffers of the ops before this one are dead
   current_op_ = &op;
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
@@ -560,6 +558,7 @@ EmittedKernel Emitter::run() {
        " ----");
   line("// ", threads(), " threads per tile; distributed tiles: thread t holds elements (k*",
        threads(), " + t)*", vec(), " + [0, ", vec(), ").");
+  for (const std::string& l : smem_alloc_.plan()) line("// ", l);
   std::string params = "TesseraGrid grid";
   for (size_t i = 0; i < f_.params.size(); ++i) {
     const ir::Param& p = f_.params[i];

@@ -125,12 +125,12 @@ std::string Emitter::convert(ir::ValueId v, const std::string& var, const Layout
   TESSERA_INTERNAL_CHECK(to.kind != LayoutKind::Uniform || numel(t.shape) == 1,
                          "only single elements convert to the uniform layout");
   const std::string rt = reg_type(t.dtype);
-  need_smem(numel(t.shape) * reg_bytes(t.dtype), *current_op_,
-            "converting a " + ir::to_string(t) + " tile from the " + to_string(from) + " to the " +
-                to_string(to) + " layout");
+  const int64_t smem_at = smem_buffer(numel(t.shape) * reg_bytes(t.dtype), *current_op_,
+                                      "converting a " + ir::to_string(t) + " tile from the " +
+                                          to_string(from) + " to the " + to_string(to) + " layout");
   line("{");
   ++depth_;
-  line(rt, "* s = ", smem(rt), ";");
+  line(rt, "* s = ", smem(rt, smem_at), ";");
   barrier();
   stage(var, from, t.shape, "s");
   barrier();
@@ -144,6 +144,8 @@ std::string Emitter::convert(ir::ValueId v, const std::string& var, const Layout
     });
   }
   close();
+  // The value is in registers: the op's own staging (or a later conversion) may take the bytes.
+  smem_alloc_.release(smem_at);
   return out;
 }
 
@@ -154,12 +156,13 @@ void Emitter::gather(const ir::Op& op, const Operand& x,
   const ir::Type& from = type(op.operands[0]);
   const ir::ValueId r = op.results[0];
   const std::string rt = reg_type(from.dtype);
-  need_smem(numel(from.shape) * reg_bytes(from.dtype), op,
-            "'" + std::string(ir::mnemonic(op.kind)) + "' of a " + ir::to_string(from) + " tile");
+  const int64_t smem_at = smem_buffer(
+      numel(from.shape) * reg_bytes(from.dtype), op,
+      "'" + std::string(ir::mnemonic(op.kind)) + "' of a " + ir::to_string(from) + " tile");
   declare(r);
   line("{");
   ++depth_;
-  line(rt, "* s = ", smem(rt), ";");
+  line(rt, "* s = ", smem(rt, smem_at), ";");
   barrier();
   stage(x.var, x.layout, from.shape, "s");
   barrier();
@@ -266,12 +269,12 @@ void Emitter::concat(const ir::Op& op) {
   const ir::Type& rt_type = type(r);
   const auto axis = static_cast<size_t>(op.attrs.axis);
   const std::string rt = reg_type(rt_type.dtype);
-  need_smem(numel(rt_type.shape) * reg_bytes(rt_type.dtype), op,
-            "'concat' into a " + ir::to_string(rt_type) + " tile");
+  const int64_t smem_at = smem_buffer(numel(rt_type.shape) * reg_bytes(rt_type.dtype), op,
+                                      "'concat' into a " + ir::to_string(rt_type) + " tile");
   declare(r);
   line("{");
   ++depth_;
-  line(rt, "* s = ", smem(rt), ";");
+  line(rt, "* s = ", smem(rt, smem_at), ";");
   barrier();
   int64_t base = 0;
   for (size_t i = 0; i < op.operands.size(); ++i) {

@@ -15,6 +15,7 @@
 #include "tessera/backend/cuda/attention_pipeline.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
+#include "tessera/backend/cuda/smem_alloc.hpp"
 
 namespace tessera::backend::cuda::detail {
 
@@ -127,9 +128,10 @@ class Emitter {
   void for_registers(const Layout& l, const Shape& shape,
                      const std::function<void(const Reg&)>& body);
   // Writes a register-layout (or uniform) value into the shared-memory array `dst` (of its
-  // register type), row-major. Shared memory is reused by every op, so each use is bracketed:
-  // the caller emits a barrier before staging (earlier readers are done) and one after it
-  // (every element is written) before reading.
+  // register type), row-major. The bytes of `dst` may have held a dead buffer of an earlier op
+  // (SmemAllocator reuses them), so each use is bracketed: the caller emits a barrier before
+  // staging (earlier readers are done) and one after it (every element is written) before
+  // reading.
   void stage(const std::string& var, const Layout& l, const Shape& shape, const std::string& dst);
   // The conversion of v (held in `var`, layout `from`) to layout `to`, into a new variable, which
   // it returns: a fill from a uniform value, else through shared memory.
@@ -137,10 +139,11 @@ class Emitter {
 
   // ---- shared memory ----
   // A pointer of type ctype* into the kernel's dynamic shared memory at byte `offset`.
-  // need_smem records that an op uses `bytes` from offset 0 (and fails, at the op's line, when
-  // that exceeds what the architecture gives a block).
-  std::string smem(const std::string& ctype, int64_t offset = 0);
-  void need_smem(int64_t bytes, const ir::Op& op, const std::string& what);
+  std::string smem(const std::string& ctype, int64_t offset);
+  // A buffer of `bytes` for `op` (what: what it holds), live while the op is emitted: its byte
+  // offset from the kernel's SmemAllocator, beside the op's other buffers and over those of ops
+  // already emitted. Fails, at the op's line, past what the architecture gives a block.
+  int64_t smem_buffer(int64_t bytes, const ir::Op& op, const std::string& what);
 
   // ---- per-op facts ----
   int op_index(const ir::Op& op) const { return op_index_.at(&op); }
@@ -308,7 +311,9 @@ class Emitter {
   std::vector<bool> streamed_;                                    // by ValueId
   std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
   int remat_scope_ = 0;
-  int64_t smem_bytes_ = 0;
+  int64_t smem_bytes_ = 0;  // smem_alloc_'s high-water mark
+  SmemAllocator smem_alloc_;
+  int64_t op_position_ = 0;             // ops emitted so far: the allocator's clock
   const ir::Op* current_op_ = nullptr;  // for the location of errors found while converting
   bool uses_smem_ = false, uses_lane_ = false, uses_warp_ = false, uses_barrier_ = false;
   std::vector<bool> coord_used_;

@@ -17,12 +17,12 @@ void Emitter::gather_rows(const ir::Op& op) {
   const std::string pad = cast_literal(dt, a.padded ? a.value : 0.0);
   const int site = report_site(op);
   const Operand rows = operand(op, 0);
-  need_smem(shape[0] * 4, op,
-            "the row indices of a gather of a " + ir::to_string(type(r)) + " tile");
+  const int64_t smem_at = smem_buffer(
+      shape[0] * 4, op, "the row indices of a gather of a " + ir::to_string(type(r)) + " tile");
   declare(r);
   line("{");
   ++depth_;
-  line(it, "* rows = ", smem(it), ";");
+  line(it, "* rows = ", smem(it, smem_at), ";");
   barrier();
   stage(rows.var, rows.layout, Shape{shape[0]}, "rows");
   barrier();

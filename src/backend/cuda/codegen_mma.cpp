@@ -75,9 +75,10 @@ void Emitter::mma(const ir::Op& op) {
   if (!mma_on_tensor_cores(in, op.attrs.tf32)) {
     const std::string rt = reg_type(in), acc = acc_type(out);
     const int64_t size = in == DType::F64 ? 8 : static_cast<int64_t>(dtype_size(in));
-    need_smem((m * k + k * n) * size, op, "staging the operands of an mma");
-    line(rt, "* sa = ", smem(rt), ";  // a: [", m, "][", k, "]");
-    line(rt, "* sb = ", smem(rt, m * k * size), ";  // b: [", k, "][", n, "]");
+    const int64_t at_a = smem_buffer(m * k * size, op, "operand a of an mma, staged");
+    const int64_t at_b = smem_buffer(k * n * size, op, "operand b of an mma, staged");
+    line(rt, "* sa = ", smem(rt, at_a), ";  // a: [", m, "][", k, "]");
+    line(rt, "* sb = ", smem(rt, at_b), ";  // b: [", k, "][", n, "]");
     barrier();
     stage_operand(
         op, 0, "sa",
@@ -142,10 +143,11 @@ void Emitter::staged_mma(const ir::Op& op, const MmaTiling& t, const StagedMma& 
   const int64_t m = ta.shape[0], k = ta.shape[1], n = type(op.operands[1]).shape[1];
   const int64_t kp = (k + how.k_step - 1) / how.k_step * how.k_step, ld = kp + how.row_pad;
   const int64_t bytes_a = t.rows() * ld * how.bytes, bytes_b = t.cols() * ld * how.bytes;
-  need_smem(bytes_a + bytes_b, op, "staging the operands of an mma");
+  const int64_t at_a = smem_buffer(bytes_a, op, "operand a of an mma, staged");
+  const int64_t at_b = smem_buffer(bytes_b, op, "operand b of an mma, staged (transposed)");
   const std::string elem = how.element;
-  line(elem, "* sa = ", smem(elem), ";  // a: [", t.rows(), "][", ld, "] row-major");
-  line(elem, "* sb = ", smem(elem, bytes_a), ";  // b transposed: [", t.cols(), "][", ld, "]");
+  line(elem, "* sa = ", smem(elem, at_a), ";  // a: [", t.rows(), "][", ld, "] row-major");
+  line(elem, "* sb = ", smem(elem, at_b), ";  // b transposed: [", t.cols(), "][", ld, "]");
   barrier();
   zero_region("sa", ld, m, t.rows(), 0, kp);
   zero_region("sa", ld, 0, m, k, kp);

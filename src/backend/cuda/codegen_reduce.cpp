@@ -100,8 +100,9 @@ void Emitter::reduce(const ir::Op& op) {
     // 3. Across the warps of the group, through shared memory.
     if (group > 32) {
       const int64_t warps = t / 32, per_group = group / 32;
-      need_smem(rows * warps * bytes_of(acc), op, "a reduction across warps");
-      line(acc, "* s = ", smem(acc), ";");
+      const int64_t smem_at =
+          smem_buffer(rows * warps * bytes_of(acc), op, "a reduction across warps");
+      line(acc, "* s = ", smem(acc, smem_at), ";");
       barrier();
       line("if (", lane(), " == 0) for (int q = 0; q < ", rows, "; ++q) s[q * ", warps, " + ",
            warp(), "] = row[q];");
@@ -127,9 +128,10 @@ void Emitter::reduce(const ir::Op& op) {
   const int64_t n = numel(shape), extent = shape[static_cast<size_t>(op.attrs.axis)];
   const int64_t elem =
       st == DType::F16 || st == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(st));
-  need_smem(n * elem, op, "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
+  const int64_t smem_at = smem_buffer(
+      n * elem, op, "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
   const std::string srt = reg_type(st);
-  line(srt, "* s = ", smem(srt), ";");
+  line(srt, "* s = ", smem(srt, smem_at), ";");
   barrier();
   stage(x.var, x.layout, shape, "s");
   barrier();

@@ -21,14 +21,14 @@ void Emitter::arg_reduce(const ir::Op& op) {
   const DType st = type(op.operands[0]).dtype;
   const Shape& shape = type(op.operands[0]).shape;
   const size_t axis = static_cast<size_t>(op.attrs.axis);
-  need_smem(numel(shape) * staged_size(st), op,
-            "an " + std::string(ir::mnemonic(op.kind)) + " of a " +
-                ir::to_string(type(op.operands[0])) + " tile");
+  const int64_t smem_at = smem_buffer(numel(shape) * staged_size(st), op,
+                                      "an " + std::string(ir::mnemonic(op.kind)) + " of a " +
+                                          ir::to_string(type(op.operands[0])) + " tile");
   const std::string srt = reg_type(st);
   declare(r);
   line("{");
   ++depth_;
-  line(srt, "* s = ", smem(srt), ";");
+  line(srt, "* s = ", smem(srt, smem_at), ";");
   barrier();
   stage(x.var, x.layout, shape, "s");
   barrier();
@@ -79,7 +79,7 @@ void Emitter::scan(const ir::Op& op) {
   const DType dt = type(r).dtype;
   const Shape& shape = type(r).shape;
   const int64_t axis = op.attrs.axis;
-  need_smem(
+  const int64_t smem_at = smem_buffer(
       numel(shape) * staged_size(dt), op,
       "a " + std::string(ir::mnemonic(op.kind)) + " of a " + ir::to_string(type(r)) + " tile");
   const std::string srt = reg_type(dt), acc = acc_type(dt);
@@ -90,7 +90,7 @@ void Emitter::scan(const ir::Op& op) {
   declare(r);
   line("{");
   ++depth_;
-  line(srt, "* s = ", smem(srt), ";");
+  line(srt, "* s = ", smem(srt, smem_at), ";");
   barrier();
   stage(x.var, x.layout, shape, "s");
   barrier();

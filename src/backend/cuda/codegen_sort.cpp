@@ -21,10 +21,10 @@ void Emitter::sort(const ir::Op& op) {
   const Shape& shape = type(r).shape;
   const auto axis = static_cast<size_t>(op.attrs.axis);
   const int64_t n = numel(shape), stride = row_major_strides(shape)[axis], extent = shape[axis];
-  const int64_t second = (n * staged_size(st) + 15) / 16 * 16;  // the ranked array, aligned
-  need_smem(second + n * staged_size(rt), op,
-            "a " + std::string(ir::mnemonic(op.kind)) + " of a " +
-                ir::to_string(type(op.operands[0])) + " tile");
+  const std::string what = "a " + std::string(ir::mnemonic(op.kind)) + " of a " +
+                           ir::to_string(type(op.operands[0])) + " tile";
+  const int64_t at_s = smem_buffer(n * staged_size(st), op, what);
+  const int64_t at_o = smem_buffer(n * staged_size(rt), op, what + " (the ranked result)");
   const std::string srt = reg_type(st), rrt = reg_type(rt);
   // u goes before v: NaN counts as the largest value (u != u: u is NaN).
   const std::string before =
@@ -32,8 +32,8 @@ void Emitter::sort(const ir::Op& op) {
   declare(r);
   line("{");
   ++depth_;
-  line(srt, "* s = ", smem(srt), ";");
-  line(rrt, "* o = ", smem(rrt, second), ";");
+  line(srt, "* s = ", smem(srt, at_s), ";");
+  line(rrt, "* o = ", smem(rrt, at_o), ";");
   barrier();
   stage(x.var, x.layout, type(op.operands[0]).shape, "s");
   barrier();
