@@ -54,11 +54,18 @@ TESSERA_KERNEL(flash_attention_fwd, Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<
   for_range(0, k_tiles, [&](Index j) {
     const Tile<T> kt = head_rows(k, b, j, kv_head, BN, dim);
     const Tile<T> vt = head_rows(v, b, j, kv_head, BN, dim);
-    const Index key = iota<int32_t>({1, BN}, 1) + j * BN;
-    Tile<bool> visible = key < k_len;
-    if constexpr (Causal) visible = visible & (key <= q_pos);
-    const Tile<float> s =
-        select(visible, mma(qt, transpose(kt), Tile<float>::zeros({BM, BN})) * scale, -INFINITY);
+    Tile<float> s = mma(qt, transpose(kt), Tile<float>::zeros({BM, BN})) * scale;
+    // The mask, only on the tiles that hold a hidden key: past the keys' end, or (causal) past the
+    // diagonal of some query of this tile. The others, most of a long sequence, skip its compares
+    // and selects.
+    Tile<bool> masked = (j + 1) * BN > k_len;
+    if constexpr (Causal) masked = masked | ((j + 1) * BN - 1 > i * BM + (k_len - q_len));
+    if_(masked, [&] {
+      const Index key = iota<int32_t>({1, BN}, 1) + j * BN;
+      Tile<bool> visible = key < k_len;
+      if constexpr (Causal) visible = visible & (key <= q_pos);
+      s = select(visible, s, -INFINITY);
+    });
     const Tile<float> m_new = maximum(m, max(s, 1));
     // A row that has seen no visible key yet keeps m = -inf; subtracting 0 instead keeps its
     // exp() at 0 rather than NaN.

@@ -50,6 +50,14 @@ class AttentionLowering {
  public:
   AttentionLowering(Emitter& e, const AttentionPipeline& a) : e_(e), a_(a) {
     kind_.assign(e.fn().values.size(), Kind::None);
+    def_.assign(e.fn().values.size(), nullptr);
+    uses_.assign(e.fn().values.size(), 0);
+    ir::walk(e.fn().body, [&](const ir::Op& op) {
+      for (ValueId r : op.results) def_[r] = &op;
+      for (ValueId v : op.operands) ++uses_[v];
+    });
+    fast_ = e.fn().numerics == ir::Numerics::fast;
+    find_output_add();
   }
 
   EmittedKernel run();
@@ -111,6 +119,7 @@ class AttentionLowering {
   void output_mma(const ir::Op& op);
   void store(const ir::Op& op);
   void consumer_loop(const ir::Op& op);
+  void if_op(const ir::Op& op);
   // ---- the producer ----
   void producer_block(const ir::Block& b);
   void producer_loop(const ir::Op& op);
@@ -120,9 +129,19 @@ class AttentionLowering {
   void wgmma_functions();
   void tile_loop();
 
+  void find_output_add();
+  bool exp_of_difference(const ir::Op& op);
+
   Emitter& e_;
   const AttentionPipeline& a_;
   std::vector<Kind> kind_;
+  std::vector<const ir::Op*> def_;
+  std::vector<int> uses_;
+  bool fast_ = false;
+  // O = x + P V, with x before the mma in the body: P V accumulates onto x's registers (wgmma's
+  // D += A B), so the add and a second [BM, D] accumulator go (nullptr: none such).
+  const ir::Op* out_add_ = nullptr;
+  ValueId out_base_ = 0;
   int stages_ = 0;
   std::string ss_fn_, rs_fn_;
 };
@@ -137,6 +156,7 @@ void AttentionLowering::op(const ir::Op& op) {
   e_.current_op_ = &op;
   if (op.kind == OpKind::Yield) return;  // the loop assigns its carried values
   if (op.kind == OpKind::For) return consumer_loop(op);
+  if (op.kind == OpKind::If) return if_op(op);
   // The loads and the reshapes/transposes between them and the mmas: shared memory only.
   if (!op.results.empty() && a_.in_shared.count(op.results[0])) {
     line("// ",
@@ -164,6 +184,18 @@ void AttentionLowering::op(const ir::Op& op) {
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
   if (&op == a_.s_mma) return scores_mma(op);
   if (&op == a_.pv_mma) return output_mma(op);
+  if (&op == out_add_) {  // output_mma accumulated onto the other operand
+    kind_[op.results[0]] = Kind::Frag;
+    e_.alias(op.results[0], name(a_.pv_mma->results[0]));
+    return;
+  }
+  if (&op == a_.p_cast && kind_[op.operands[0]] == Kind::Frag &&
+      type(op.operands[0]).dtype == DType::F32) {
+    // Rounded where output_mma packs P (cvt.rn.*x2 rounds each f32 as the cast would).
+    kind_[op.results[0]] = Kind::Frag;
+    return;
+  }
+  if (op.kind == OpKind::Exp && exp_of_difference(op)) return;
   switch (ir::op_info(op.kind).cls) {
     case OpClass::Creation:
       if (op.kind == OpKind::Iota) return iota(op);
@@ -320,16 +352,27 @@ void AttentionLowering::scores_mma(const ir::Op& op) {
 void AttentionLowering::output_mma(const ir::Op& op) {
   const ValueId p = op.operands[0], r = op.results[0];
   if (kind_[p] != Kind::Frag) unsupported(op, "probabilities not in accumulator registers");
+  // P's f32 values when the cast was left to the packing (one cvt per pair instead of a round
+  // trip through 16 bits per element and then the pack).
+  const bool from_f32 = &op == a_.pv_mma && def_[p] == a_.p_cast &&
+                        type(a_.p_cast->operands[0]).dtype == DType::F32 &&
+                        kind_[a_.p_cast->operands[0]] == Kind::Frag;
+  const std::string pv = from_f32 ? name(a_.p_cast->operands[0]) : name(p);
   declare(r, Kind::Frag);
   e_.unroll();
-  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  if (out_add_ && kind_[out_base_] != Kind::None) {
+    line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(out_base_, "i"), ";");
+  } else {
+    if (out_add_) unsupported(op, "an output added to a value not in registers");
+    line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  }
   // P packed in pairs before the fence: wgmma's register operands are then ready (ptxas need not
   // insert its own warpgroup.arrive between the packing and the multiplies).
   const std::string pack = a_.operand == DType::BF16 ? "tsr_pack_bf16x2" : "tsr_pack_f16x2";
   line("unsigned tsr_pa[", a_.bn / 4, "];");
   e_.unroll();
-  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", name(p), "[2 * i], ",
-       name(p), "[2 * i + 1]);");
+  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", pv, "[2 * i], ", pv,
+       "[2 * i + 1]);");
   line("tsr_wgmma_fence();");
   for (int kk = 0; kk < a_.bn / 16; ++kk)
     line(rs_fn_, "(", name(r), ", tsr_pa[", 4 * kk, "], tsr_pa[", 4 * kk + 1, "], tsr_pa[",
@@ -337,6 +380,56 @@ void AttentionLowering::output_mma(const ir::Op& op) {
          int64_t{kk} * 16 * 128, ", ", int64_t{a_.bn} * 128, ", 1024, 1));");
   line("tsr_wgmma_commit();");
   line("tsr_wgmma_wait<0>();");
+}
+
+// The add that takes P V onto a [BM, D] value computed earlier in the body (FlashAttention's
+// acc * alpha + P V). Only under Numerics::fast: the tensor cores then add x inside the mma,
+// rounding once fewer than the add would.
+void AttentionLowering::find_output_add() {
+  if (!fast_) return;
+  const ValueId pv = a_.pv_mma->results[0];
+  if (uses_[pv] != 1) return;
+  const ir::Block& body = a_.loop->regions[0];
+  bool after_mma = false;
+  for (const ir::Op& o : body.ops) {
+    if (&o == a_.pv_mma) after_mma = true;
+    if (!after_mma || o.kind != OpKind::Add || o.operands.size() != 2) continue;
+    const int at_pv = o.operands[0] == pv ? 0 : o.operands[1] == pv ? 1 : -1;
+    if (at_pv < 0) continue;
+    const ValueId x = o.operands[1 - at_pv];
+    if (x == pv || type(x).shape != type(pv).shape || type(x).dtype != DType::F32 ||
+        type(o.results[0]).dtype != DType::F32)
+      return;
+    // x must exist when the mma is issued: defined outside the body, a carried value, or an op
+    // before the mma.
+    const ir::Op* d = def_[x];
+    if (d && d >= body.ops.data() && d < body.ops.data() + body.ops.size() && d > a_.pv_mma) return;
+    out_add_ = &o;
+    out_base_ = x;
+    return;
+  }
+}
+
+// exp(a - b) as ex2(a * log2e - b * log2e): one FFMA per element instead of a subtract and a
+// multiply (b is a row's value, its product computed once per row). Numerics::fast only, where
+// exp is ex2.approx already; the results differ by the rounding of a * log2e.
+bool AttentionLowering::exp_of_difference(const ir::Op& op) {
+  const ValueId x = op.operands[0], r = op.results[0];
+  const ir::Op* sub = def_[x];
+  if (!fast_ || !sub || sub->kind != OpKind::Sub || type(r).dtype != DType::F32 ||
+      type(x).dtype != DType::F32)
+    return false;
+  const ValueId a = sub->operands[0], b = sub->operands[1];
+  if (type(a).dtype != DType::F32 || type(b).dtype != DType::F32 || kind_[x] == Kind::Uniform ||
+      kind_[x] == Kind::None)
+    return false;
+  for (ValueId v : {a, b})
+    if (kind_[v] != Kind::Uniform && kind_[v] != kind_[x]) return false;
+  declare(r, kind_[x]);
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = tsr_attn_exp_sub(", at(a, "i"),
+       ", ", at(b, "i"), ");");
+  return true;
 }
 
 // The output tile straight from its fragments: two neighbouring columns a register pair.
@@ -457,6 +550,50 @@ void AttentionLowering::consumer_loop(const ir::Op& op) {
   }
 }
 
+// An if of the body (the matcher let only elementwise work in): a uniform condition, so the
+// branch is the same for the whole block; its results in the registers their shape says.
+void AttentionLowering::if_op(const ir::Op& op) {
+  const ValueId cond = op.operands[0];
+  if (kind_[cond] != Kind::Uniform) unsupported(op, "a condition not the same for every thread");
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  for (ValueId r : op.results) {
+    const Kind k =
+        e_.layout(r).kind == LayoutKind::Uniform ? Kind::Uniform : kind_of_shape(type(r).shape);
+    if (k == Kind::None) unsupported(op, "a result not held in registers");
+    if (k == Kind::Uniform) {
+      kind_[r] = Kind::Uniform;
+      line(reg_type(type(r).dtype), " ", name(r), ";");
+    } else {
+      declare(r, k);
+    }
+  }
+  const auto region = [&](const ir::Block& b) {
+    e_.converted_.emplace_back();
+    for (size_t i = 0; i + 1 < b.ops.size(); ++i) this->op(b.ops[i]);
+    const ir::Op& yield = b.ops.back();
+    for (size_t i = 0; i < yield.operands.size(); ++i) {
+      const ValueId y = yield.operands[i], r = op.results[i];
+      if (kind_[r] == Kind::Uniform) {
+        if (kind_[y] != Kind::Uniform) unsupported(op, "a result in two layouts");
+        line(name(r), " = ", name(y), ";");
+      } else {
+        if (kind_[y] != Kind::Uniform && kind_[y] != kind_[r])
+          unsupported(op, "a result in two layouts");
+        e_.unroll();
+        line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(y, "i"), ";");
+      }
+    }
+    e_.converted_.pop_back();
+  };
+  open("if (", name(cond), ")");
+  region(op.regions[0]);
+  close("} else {");
+  ++e_.depth_;
+  region(op.regions[1]);
+  close();
+}
+
 // ---- the producer ----------------------------------------------------------------------------
 
 // One load's tile, in 64-element strips of `strip_bytes` each, completing on `bar`.
@@ -546,6 +683,13 @@ void AttentionLowering::wgmma_functions() {
     }
     close();
   };
+  // exp(a - b) for Numerics::fast (exp_of_difference): ex2.approx.ftz of one FFMA.
+  open("__device__ __forceinline__ float tsr_attn_exp_sub(float a, float b)");
+  line("float y;");
+  line("asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(fmaf(a, 1.44269504088896341f, ",
+       "-(b * 1.44269504088896341f))));");
+  line("return y;");
+  close();
   ss_fn_ = "tsr_wgmma_ss_" + type + "_n" + str(a_.bn);
   rs_fn_ = "tsr_wgmma_rs_" + type + "_n" + str(a_.dim);
   fn(ss_fn_, a_.bn, false);
