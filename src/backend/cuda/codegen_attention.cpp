@@ -654,22 +654,29 @@ void AttentionLowering::if_op(const ir::Op& op) {
 
 // ---- the software-pipelined loop -------------------------------------------------------------
 //
-// FlashAttention-3's intra-warpgroup overlap: the scores of key tile j + 1 are issued before the
-// output product of tile j, and the softmax of tile j + 1 runs while the tensor cores multiply
-// P_j V_j. The body splits in two sides. The output side (B) is what depends on P V or on a value
+// The scores of key tile j + 1 are issued together with the output product of tile j, so the
+// tensor cores get both back to back, and with two consumer warpgroups the products are issued in
+// turns (FlashAttention-3's ping-pong): one warpgroup's softmax runs while the other's products
+// do. The body splits in two sides. The output side (B) is what depends on P V or on a value
 // carried through it (the output accumulator); everything else is the scores side (A: S, the
-// softmax, the running max and sum). In body order, A-pre is A up to the scores' mma, A-post the
-// rest of A, B-pre the output side before the P V mma (the rescale of the accumulator), B-post
-// the output side after it. One trip of the emitted loop, for tile j:
+// softmax, the running max and sum). A-pre is A up to the scores' mma (in body order), A-post the
+// rest of A; B-pre is the output side that does not depend on P V (the rescale of the
+// accumulator), B-post the rest. One trip of the emitted loop, for tile j:
 //
-//   [j + 1 exists] wait for K_{j+1}; A-pre(j + 1): issue S_{j+1}
+//   [j + 1 exists] wait for K_{j+1}
+//   [ping-pong] wait for this warpgroup's turn
+//   [j + 1 exists] A-pre(j + 1): issue S_{j+1}
 //   issue O += P_j V_j                     (P_j packed and O rescaled at the end of the last trip)
-//   [j + 1 exists] wait for S_{j+1}; A-post(j + 1)
-//   wait for P_j V_j; release stage j; B-post(j); the output side's carried values
-//   [j + 1 exists] B-pre(j + 1): rescale O, pack P_{j+1}; the scores side's carried values
+//   [ping-pong] the other warpgroup's turn
+//   wait for both; release stage j; B-post(j); the output side's carried values
+//   [j + 1 exists] A-post(j + 1); B-pre(j + 1): rescale O, pack P_{j+1}; the scores side's
+//                  carried values
 //
 // with a prologue that runs A(lo) and B-pre(lo). A never reads B; B-post reads only B-post's own
 // values, P V and values from outside the loop (B-pre's and A's of tile j are out of scope).
+// (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j V_j, FlashAttention-3's
+// intra-warpgroup overlap, needs S, P, O and the softmax's values live at once: more than 240
+// registers, and ptxas then serializes every wgmma.)
 
 // Marks the output side and groups the body; false (the plain loop) when the body does not split.
 bool AttentionLowering::split_stages(const ir::Op& loop) {
@@ -819,9 +826,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   out_fused_ = true;  // output_operands copies the add's other operand into the accumulator
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
-  line(
-      "// consumers, software-pipelined: S of the next key tile is issued before P V of this one,");
-  line("// and its softmax runs while the tensor cores multiply P V");
+  line("// consumers, software-pipelined: S of the next key tile is issued with P V of this one",
+       pingpong ? "; the two warpgroups issue them in turns" : "");
   // The output's accumulator and P's registers live across trips. The carried value that P V
   // accumulates onto lives in the accumulator itself (no second copy live across the back edge).
   const ValueId acc = a_.pv_mma->results[0];
