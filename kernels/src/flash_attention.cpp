@@ -28,7 +28,10 @@ Tile<T> head_rows(const In<T>& x, const Index& b, const Index& i, const Index& h
   return load(x, {i, h, 0}, {rows, 1, dim}).reshape({rows, dim});
 }
 
-template <Element T, bool Causal, int BM, int BN>
+// PositiveScale: the host saw scale > 0, so max(s * scale) = max(s) * scale exactly (rounding is
+// monotonic) and the scale is applied inside exp's argument (one FFMA a score on the GPU) instead
+// of to every score before the max.
+template <Element T, bool Causal, int BM, int BN, bool PositiveScale>
 TESSERA_KERNEL(flash_attention_fwd, Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<float> scale) {
   // exp as ex2.approx on the GPU (docs/dsl.md "Numerics"): its error is far below the rounding of
   // the probabilities to T, and an exact expf would cost the multiprocessor's special-function
@@ -54,17 +57,25 @@ TESSERA_KERNEL(flash_attention_fwd, Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<
   for_range(0, k_tiles, [&](Index j) {
     const Tile<T> kt = head_rows(k, b, j, kv_head, BN, dim);
     const Tile<T> vt = head_rows(v, b, j, kv_head, BN, dim);
-    const Index key = iota<int32_t>({1, BN}, 1) + j * BN;
-    Tile<bool> visible = key < k_len;
-    if constexpr (Causal) visible = visible & (key <= q_pos);
-    const Tile<float> s =
-        select(visible, mma(qt, transpose(kt), Tile<float>::zeros({BM, BN})) * scale, -INFINITY);
-    const Tile<float> m_new = maximum(m, max(s, 1));
+    Tile<float> s = mma(qt, transpose(kt), Tile<float>::zeros({BM, BN}));
+    if constexpr (!PositiveScale) s = s * scale;
+    // The mask, only on the tiles that hold a hidden key: past the keys' end, or (causal) past the
+    // diagonal of some query of this tile. The others, most of a long sequence, skip its compares
+    // and selects.
+    Tile<bool> masked = (j + 1) * BN > k_len;
+    if constexpr (Causal) masked = masked | ((j + 1) * BN - 1 > i * BM + (k_len - q_len));
+    if_(masked, [&] {
+      const Index key = iota<int32_t>({1, BN}, 1) + j * BN;
+      Tile<bool> visible = key < k_len;
+      if constexpr (Causal) visible = visible & (key <= q_pos);
+      s = select(visible, s, -INFINITY);
+    });
+    const Tile<float> m_new = PositiveScale ? maximum(m, max(s, 1) * scale) : maximum(m, max(s, 1));
     // A row that has seen no visible key yet keeps m = -inf; subtracting 0 instead keeps its
     // exp() at 0 rather than NaN.
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(m - shift);
-    const Tile<float> p = exp(s - shift);
+    const Tile<float> p = PositiveScale ? exp(s * scale - shift) : exp(s - shift);
     l = l * alpha + sum(p, 1);
     acc = acc * alpha + mma(p.template cast<T>(), vt, Tile<float>::zeros({BM, dim}));
     m = m_new;
@@ -114,13 +125,21 @@ Tensor<T, R> flash_attention(const Tensor<T, R>& q, const Tensor<T, R>& k, const
     auto [o1, q1, k1, v1, s1] = kernel(std::move(o), q, k, v, scale).sync();
     return Tensor<T, R>(std::move(o1).unpartition());
   };
+  const auto pick = [&](auto causal, auto wide, auto positive) {
+    constexpr int b = decltype(wide)::value ? 128 : 64;
+    return run(flash_attention_fwd<T, decltype(causal)::value, b, b, decltype(positive)::value>, b);
+  };
+  const auto pick_scale = [&](auto causal, auto wide) {
+    return scale > 0 ? pick(causal, wide, std::true_type{}) : pick(causal, wide, std::false_type{});
+  };
+  const auto pick_causal = [&](auto wide) {
+    return options.causal ? pick_scale(std::true_type{}, wide)
+                          : pick_scale(std::false_type{}, wide);
+  };
   if constexpr (!std::is_same_v<T, float>) {
-    if (dim <= 128)
-      return options.causal ? run(flash_attention_fwd<T, true, 128, 128>, 128)
-                            : run(flash_attention_fwd<T, false, 128, 128>, 128);
+    if (dim <= 128) return pick_causal(std::true_type{});
   }
-  return options.causal ? run(flash_attention_fwd<T, true, 64, 64>, 64)
-                        : run(flash_attention_fwd<T, false, 64, 64>, 64);
+  return pick_causal(std::false_type{});
 }
 
 #define TESSERA_FLASH_ATTENTION(T, R)                                                 \

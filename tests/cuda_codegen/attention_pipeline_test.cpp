@@ -24,8 +24,11 @@ bool has(const std::string& text, const std::string& what) {
 
 // The kernel library's flash-attention forward (kernels/src/flash_attention.cpp), traced with
 // [B, L, H, D] tensors: BM queries of one (batch, head) against key tiles of BN.
+// `if_mask`: as the kernel library writes it since session 9 — the scale applied inside exp's
+// argument (a positive scale), and the mask under an if that only the key tiles holding a hidden
+// key take.
 template <Element T>
-ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal) {
+ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal, bool if_mask = false) {
   const DType t = dtype_v<T>;
   return prepared(trace_kernel<Out<T>, In<T>, In<T>, In<T>, Scalar<float>>(
       "flash",
@@ -47,6 +50,25 @@ ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal) {
         for_range(0, (k_end + (bn - 1)) / bn, [&](Index j) {
           const Tile<T> kt = load(k, {b, j, kv_head, 0}, {1, bn, 1, dim}).reshape({bn, dim});
           const Tile<T> vt = load(v, {b, j, kv_head, 0}, {1, bn, 1, dim}).reshape({bn, dim});
+          if (if_mask) {
+            Tile<float> s = mma(qt, transpose(kt), Tile<float>::zeros({bm, bn}));
+            Tile<bool> masked = (j + 1) * bn > k_len;
+            if (causal) masked = masked | ((j + 1) * bn - 1 > i * bm + (k_len - q_len));
+            if_(masked, [&] {
+              const Index key = iota<int32_t>({1, bn}, 1) + j * bn;
+              Tile<bool> visible = key < k_len;
+              if (causal) visible = visible & (key <= q_pos);
+              s = select(visible, s, -INFINITY);
+            });
+            const Tile<float> m_new = maximum(m, max(s, 1) * scale);
+            const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+            const Tile<float> alpha = exp(m - shift);
+            const Tile<float> p = exp(s * scale - shift);
+            l = l * alpha + sum(p, 1);
+            acc = acc * alpha + mma(p.template cast<T>(), vt, Tile<float>::zeros({bm, dim}));
+            m = m_new;
+            return;
+          }
           const Index key = iota<int32_t>({1, bn}, 1) + j * bn;
           Tile<bool> visible = key < k_len;
           if (causal) visible = visible & (key <= q_pos);
@@ -80,13 +102,41 @@ TEST(AttentionPipeline, FlashForwardIsLoweredWithTmaAndWgmmaOnSm90a) {
       EXPECT_TRUE(has(b.compiled.ptx, "mbarrier.try_wait.parity")) << what;
       EXPECT_FALSE(has(b.compiled.ptx, "mma.sync")) << what;
       // The softmax's row reductions are quad shuffles on the fragments: no shared memory, no
-      // barrier between the consumers in the loop.
+      // barrier between the consumers in the loop but the ping-pong of two warpgroups' turns at
+      // the tensor cores (named barriers 2 and 3).
       EXPECT_TRUE(has(src, "__shfl_xor_sync(0xffffffffu, t, 2)")) << src;
-      EXPECT_FALSE(has(src, "tsr_bar_sync")) << src;
+      EXPECT_FALSE(has(src, "tsr_bar_sync(1")) << src;
+      const bool two = f.params[0].tile_shape[1] == 128;
+      EXPECT_EQ(has(src, "tsr_bar_sync(2 + tsr_wg, 256)"), two) << src;
+      EXPECT_EQ(has(src, "tsr_attn_bar_arrive(3 - tsr_wg, 256)"), two) << src;
+      // Software-pipelined: S of the next key tile is issued with P V of this one, and P V
+      // accumulates onto the rescaled output (even where the body computes it after the mma).
+      EXPECT_TRUE(has(src, "software-pipelined")) << src;
+      EXPECT_TRUE(has(src, "_zero(")) << src;
+      EXPECT_TRUE(has(src, "tsr_attn_exp_sub(")) << src;
       EXPECT_FALSE(has(src, "-> distributed")) << src;
       EXPECT_EQ(b.kernel.tensor_maps.size(), 3u);  // Q, K, V
       EXPECT_EQ(b.kernel.blocks_per_sm, 1);
       EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[1]) * 2 + 128);
+    }
+  }
+}
+
+// The kernel library's form: an if in the loop body (the mask on some key tiles only) is held in
+// registers with a uniform branch, and exp(s * scale - shift) is one FFMA before ex2.
+TEST(AttentionPipeline, AMaskUnderAnIfAndAScaleInsideExpAreLoweredInRegisters) {
+  for (const bool causal : {false, true}) {
+    for (const ir::Function& f :
+         {flash<half>(128, 128, 128, causal, true), flash<bfloat16>(128, 128, 64, causal, true),
+          flash<half>(64, 64, 128, causal, true)}) {
+      ASSERT_TRUE(backend::cuda::find_attention_pipeline(f, aligned_spec(f, kSm90a)));
+      const Built b = build(f, aligned_spec(f, kSm90a));
+      const std::string src = kernel_part(b.kernel.source);
+      EXPECT_TRUE(has(src, "An attention loop")) << src;
+      EXPECT_TRUE(has(src, "software-pipelined")) << src;
+      EXPECT_TRUE(has(src, "tsr_attn_exp_scaled_sub(v")) << src;
+      EXPECT_TRUE(has(b.compiled.ptx, "wgmma.mma_async.sync.aligned.m64n"));
+      EXPECT_FALSE(has(b.compiled.ptx, "mma.sync"));
     }
   }
 }

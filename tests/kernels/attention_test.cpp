@@ -51,13 +51,15 @@ using Dtypes = ::testing::Types<half, bfloat16, float>;
 TYPED_TEST_SUITE(AttentionTest, Dtypes);
 
 template <class T>
-void check_flash(const Shape4& s, bool causal, const std::string& what, uint64_t salt) {
+void check_flash(const Shape4& s, bool causal, const std::string& what, uint64_t salt,
+                 float scale = 0) {
   const Device d = test_device();
   const auto q = random_values<T>(s.batch * s.q_len * s.q_heads * s.dim, -1, 1, salt);
   const auto k = random_values<T>(s.batch * s.k_len * s.kv_heads * s.dim, -1, 1, salt + 1);
   const auto v = random_values<T>(s.batch * s.k_len * s.kv_heads * s.dim, -1, 1, salt + 2);
   kernels::AttentionOptions options;
   options.causal = causal;
+  if (scale != 0) options.scale = scale;
   const Tensor<T, 4> o =
       kernels::flash_attention(from_host(q, {s.batch, s.q_len, s.q_heads, s.dim}, d),
                                from_host(k, {s.batch, s.k_len, s.kv_heads, s.dim}, d),
@@ -65,7 +67,8 @@ void check_flash(const Shape4& s, bool causal, const std::string& what, uint64_t
   ASSERT_EQ(o.shape(), (Shape{s.batch, s.q_len, s.q_heads, s.dim}));
   // The output's rounding to T; the probabilities' rounding to T before they weigh v (|v| <= 1);
   // f32 scores and sums.
-  expect_near(widen(o.to_vector()), reference_attention(widen(q), widen(k), widen(v), s, causal),
+  expect_near(widen(o.to_vector()),
+              reference_attention(widen(q), widen(k), widen(v), s, causal, scale),
               2 * unit_roundoff<T>(), 2 * unit_roundoff<T>() + 1e-5, what);
 }
 
@@ -98,6 +101,13 @@ TYPED_TEST(AttentionTest, ManyKeyTilesNonCausalWithMoreKeysThanQueriesAndHeadDim
 TYPED_TEST(AttentionTest, ManyKeyTilesCausalAfterACachedPrefixWithHeadDim64) {
   TESSERA_REQUIRE_TEST_DEVICE();
   check_flash<TypeParam>({1, 150, 420, 2, 1, 64}, true, "causal 150 queries after 270 cached", 17);
+}
+
+// A positive scale is applied inside exp's argument (max(s) * scale is max(s * scale)); any
+// other takes the kernel that scales every score before the max.
+TYPED_TEST(AttentionTest, ManyKeyTilesCausalWithANegativeScale) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_flash<TypeParam>({1, 260, 260, 2, 2, 128}, true, "causal D128 scale -0.25", 29, -0.25f);
 }
 
 TYPED_TEST(AttentionTest, RankThreeTensorsAreABatchOfOne) {

@@ -77,6 +77,19 @@ class Matcher {
     return l;
   }
 
+  // An if in the loop body (a mask applied to some key tiles only) holds elementwise work: no
+  // loop, load, store, mma or nested if, which the consumers could not hold in registers.
+  static bool plain_if(const ir::Op& op) {
+    bool plain = true;
+    for (const ir::Block& r : op.regions)
+      ir::walk(r, [&](const ir::Op& o) {
+        if (!o.regions.empty() || o.kind == OpKind::Load || o.kind == OpKind::Store ||
+            o.kind == OpKind::StorePart || o.kind == OpKind::Mma || o.kind == OpKind::Gather)
+          plain = false;
+      });
+    return plain;
+  }
+
   bool zero_constant(ValueId v) const {
     const ir::Op* d = def(v);
     return d && d->kind == OpKind::Constant && d->attrs.value == 0;
@@ -91,7 +104,9 @@ class Matcher {
     std::vector<const ir::Op*> mmas;
     int loads = 0;
     for (const ir::Op& op : body.ops) {
-      if (!op.regions.empty() || op.kind == OpKind::Store || op.kind == OpKind::StorePart)
+      if (op.kind == OpKind::If && !plain_if(op)) return std::nullopt;
+      if ((!op.regions.empty() && op.kind != OpKind::If) || op.kind == OpKind::Store ||
+          op.kind == OpKind::StorePart)
         return std::nullopt;
       if (op.kind == OpKind::Mma) mmas.push_back(&op);
       if (op.kind == OpKind::Load) ++loads;

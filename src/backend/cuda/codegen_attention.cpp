@@ -50,6 +50,14 @@ class AttentionLowering {
  public:
   AttentionLowering(Emitter& e, const AttentionPipeline& a) : e_(e), a_(a) {
     kind_.assign(e.fn().values.size(), Kind::None);
+    def_.assign(e.fn().values.size(), nullptr);
+    uses_.assign(e.fn().values.size(), 0);
+    ir::walk(e.fn().body, [&](const ir::Op& op) {
+      for (ValueId r : op.results) def_[r] = &op;
+      for (ValueId v : op.operands) ++uses_[v];
+    });
+    fast_ = e.fn().numerics == ir::Numerics::fast;
+    find_output_add();
   }
 
   EmittedKernel run();
@@ -111,6 +119,14 @@ class AttentionLowering {
   void output_mma(const ir::Op& op);
   void store(const ir::Op& op);
   void consumer_loop(const ir::Op& op);
+  bool split_stages(const ir::Op& loop);
+  void pipelined_loop(const ir::Op& loop);
+  void emit_ops(const std::vector<const ir::Op*>& ops);
+  void output_operands(const ir::Op& op);
+  void output_issue(const ir::Op& op);
+  void carried_update(const ir::Op& loop, bool b_side);
+  void fence_regs(ValueId v);
+  void if_op(const ir::Op& op);
   // ---- the producer ----
   void producer_block(const ir::Block& b);
   void producer_loop(const ir::Op& op);
@@ -120,9 +136,25 @@ class AttentionLowering {
   void wgmma_functions();
   void tile_loop();
 
+  void find_output_add();
+  bool exp_of_difference(const ir::Op& op);
+
   Emitter& e_;
   const AttentionPipeline& a_;
   std::vector<Kind> kind_;
+  std::vector<const ir::Op*> def_;
+  std::vector<int> uses_;
+  bool fast_ = false;
+  // O = x + P V, with x before the mma in the body: P V accumulates onto x's registers (wgmma's
+  // D += A B), so the add and a second [BM, D] accumulator go (nullptr: none such).
+  const ir::Op* out_add_ = nullptr;
+  ValueId out_base_ = 0;
+  // The software-pipelined loop (pipelined_loop): the body's ops in four groups, and whether each
+  // value is on the output's side (depends on P V or on a value carried through it).
+  bool pipelined_ = false, pingpong_ = false;
+  std::vector<char> b_side_, pv_dep_;
+  bool out_fused_ = false;  // output_mma took out_add_'s other operand as its accumulator
+  std::vector<const ir::Op*> a_pre_, a_post_, b_pre_, b_post_;
   int stages_ = 0;
   std::string ss_fn_, rs_fn_;
 };
@@ -137,6 +169,7 @@ void AttentionLowering::op(const ir::Op& op) {
   e_.current_op_ = &op;
   if (op.kind == OpKind::Yield) return;  // the loop assigns its carried values
   if (op.kind == OpKind::For) return consumer_loop(op);
+  if (op.kind == OpKind::If) return if_op(op);
   // The loads and the reshapes/transposes between them and the mmas: shared memory only.
   if (!op.results.empty() && a_.in_shared.count(op.results[0])) {
     line("// ",
@@ -164,6 +197,18 @@ void AttentionLowering::op(const ir::Op& op) {
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
   if (&op == a_.s_mma) return scores_mma(op);
   if (&op == a_.pv_mma) return output_mma(op);
+  if (&op == out_add_ && out_fused_) {  // output_mma accumulated onto the other operand
+    kind_[op.results[0]] = Kind::Frag;
+    e_.alias(op.results[0], name(a_.pv_mma->results[0]));
+    return;
+  }
+  if (&op == a_.p_cast && kind_[op.operands[0]] == Kind::Frag &&
+      type(op.operands[0]).dtype == DType::F32) {
+    // Rounded where output_mma packs P (cvt.rn.*x2 rounds each f32 as the cast would).
+    kind_[op.results[0]] = Kind::Frag;
+    return;
+  }
+  if (op.kind == OpKind::Exp && exp_of_difference(op)) return;
   switch (ir::op_info(op.kind).cls) {
     case OpClass::Creation:
       if (op.kind == OpKind::Iota) return iota(op);
@@ -303,16 +348,15 @@ void AttentionLowering::reduce(const ir::Op& op) {
 void AttentionLowering::scores_mma(const ir::Op& op) {
   const ValueId r = op.results[0];
   declare(r, Kind::Frag);
-  e_.unroll();
-  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
   line("tsr_wgmma_fence();");
   for (int kk = 0; kk < a_.dim / 16; ++kk) {
     const int64_t strip = kk * 16 / 64, within = kk * 16 % 64 * 2;
-    line(ss_fn_, "(", name(r), ", tsr_wgmma_desc(tsr_q + ", strip * a_.bm * 128 + within,
-         " + tsr_wg * 8192, 16, 1024, 1), tsr_wgmma_desc(tsr_sk + ", strip * a_.bn * 128 + within,
-         ", 16, 1024, 1));");
+    line(kk == 0 ? ss_fn_ + "_zero" : ss_fn_, "(", name(r), ", tsr_wgmma_desc(tsr_q + ",
+         strip * a_.bm * 128 + within, " + tsr_wg * 8192, 16, 1024, 1), tsr_wgmma_desc(tsr_sk + ",
+         strip * a_.bn * 128 + within, ", 16, 1024, 1), ", kk == 0 ? "0" : "1", ");");
   }
   line("tsr_wgmma_commit();");
+  if (pipelined_) return;  // pipelined_loop waits for it after issuing P V
   line("tsr_wgmma_wait<0>();");
 }
 
@@ -320,16 +364,28 @@ void AttentionLowering::scores_mma(const ir::Op& op) {
 void AttentionLowering::output_mma(const ir::Op& op) {
   const ValueId p = op.operands[0], r = op.results[0];
   if (kind_[p] != Kind::Frag) unsupported(op, "probabilities not in accumulator registers");
+  // P's f32 values when the cast was left to the packing (one cvt per pair instead of a round
+  // trip through 16 bits per element and then the pack).
+  const bool from_f32 = &op == a_.pv_mma && def_[p] == a_.p_cast &&
+                        type(a_.p_cast->operands[0]).dtype == DType::F32 &&
+                        kind_[a_.p_cast->operands[0]] == Kind::Frag;
+  const std::string pv = from_f32 ? name(a_.p_cast->operands[0]) : name(p);
   declare(r, Kind::Frag);
   e_.unroll();
-  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  // (The other operand may come later in the body: then the add stays an add.)
+  out_fused_ = out_add_ && kind_[out_base_] != Kind::None;
+  if (out_fused_) {
+    line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(out_base_, "i"), ";");
+  } else {
+    line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = 0.0f;");
+  }
   // P packed in pairs before the fence: wgmma's register operands are then ready (ptxas need not
   // insert its own warpgroup.arrive between the packing and the multiplies).
   const std::string pack = a_.operand == DType::BF16 ? "tsr_pack_bf16x2" : "tsr_pack_f16x2";
   line("unsigned tsr_pa[", a_.bn / 4, "];");
   e_.unroll();
-  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", name(p), "[2 * i], ",
-       name(p), "[2 * i + 1]);");
+  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", pv, "[2 * i], ", pv,
+       "[2 * i + 1]);");
   line("tsr_wgmma_fence();");
   for (int kk = 0; kk < a_.bn / 16; ++kk)
     line(rs_fn_, "(", name(r), ", tsr_pa[", 4 * kk, "], tsr_pa[", 4 * kk + 1, "], tsr_pa[",
@@ -337,6 +393,81 @@ void AttentionLowering::output_mma(const ir::Op& op) {
          int64_t{kk} * 16 * 128, ", ", int64_t{a_.bn} * 128, ", 1024, 1));");
   line("tsr_wgmma_commit();");
   line("tsr_wgmma_wait<0>();");
+}
+
+// The add that takes P V onto a [BM, D] value computed earlier in the body (FlashAttention's
+// acc * alpha + P V). Only under Numerics::fast: the tensor cores then add x inside the mma,
+// rounding once fewer than the add would.
+void AttentionLowering::find_output_add() {
+  if (!fast_) return;
+  const ValueId pv = a_.pv_mma->results[0];
+  const ir::Block& body = a_.loop->regions[0];
+  // What depends on P V within one trip of the body (its ops are in dependence order).
+  pv_dep_.assign(f().values.size(), 0);
+  pv_dep_[pv] = 1;
+  for (const ir::Op& o : body.ops) {
+    bool dep = false;
+    for (ValueId v : o.operands) dep = dep || pv_dep_[v];
+    for (const ir::Block& r : o.regions)
+      ir::walk(r, [&](const ir::Op& in) {
+        for (ValueId v : in.operands) dep = dep || pv_dep_[v];
+      });
+    if (dep)
+      for (ValueId r : o.results) pv_dep_[r] = 1;
+  }
+  if (uses_[pv] != 1) return;
+  bool after_mma = false;
+  for (const ir::Op& o : body.ops) {
+    if (&o == a_.pv_mma) after_mma = true;
+    if (!after_mma || o.kind != OpKind::Add || o.operands.size() != 2) continue;
+    const int at_pv = o.operands[0] == pv ? 0 : o.operands[1] == pv ? 1 : -1;
+    if (at_pv < 0) continue;
+    const ValueId x = o.operands[1 - at_pv];
+    if (x == pv || type(x).shape != type(pv).shape || type(x).dtype != DType::F32 ||
+        type(o.results[0]).dtype != DType::F32)
+      return;
+    // x must be computable before the mma is issued: not depending on P V.
+    if (pv_dep_[x]) return;
+    out_add_ = &o;
+    out_base_ = x;
+    return;
+  }
+}
+
+// exp(a - b) as ex2(a * log2e - b * log2e): one FFMA per element instead of a subtract and a
+// multiply (b is a row's value, its product computed once per row). Numerics::fast only, where
+// exp is ex2.approx already; the results differ by the rounding of a * log2e.
+bool AttentionLowering::exp_of_difference(const ir::Op& op) {
+  const ValueId x = op.operands[0], r = op.results[0];
+  const ir::Op* sub = def_[x];
+  if (!fast_ || !sub || sub->kind != OpKind::Sub || type(r).dtype != DType::F32 ||
+      type(x).dtype != DType::F32)
+    return false;
+  const ValueId a = sub->operands[0], b = sub->operands[1];
+  if (type(a).dtype != DType::F32 || type(b).dtype != DType::F32 || kind_[x] == Kind::Uniform ||
+      kind_[x] == Kind::None)
+    return false;
+  for (ValueId v : {a, b})
+    if (kind_[v] != Kind::Uniform && kind_[v] != kind_[x]) return false;
+  declare(r, kind_[x]);
+  // exp(y * c - b) with c the same for every thread (a scale): ex2(y * (c log2e) - b log2e), and
+  // the product y * c is left unused.
+  const ir::Op* mul = def_[a];
+  if (mul && mul->kind == OpKind::Mul && kind_[a] == kind_[x] &&
+      type(mul->operands[0]).dtype == DType::F32 && type(mul->operands[1]).dtype == DType::F32) {
+    for (size_t u = 0; u < 2; ++u) {
+      const ValueId y = mul->operands[1 - u], c = mul->operands[u];
+      if (kind_[c] != Kind::Uniform || kind_[y] != kind_[x]) continue;
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = tsr_attn_exp_scaled_sub(",
+           at(y, "i"), ", ", name(c), ", ", at(b, "i"), ");");
+      return true;
+    }
+  }
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = tsr_attn_exp_sub(", at(a, "i"),
+       ", ", at(b, "i"), ");");
+  return true;
 }
 
 // The output tile straight from its fragments: two neighbouring columns a register pair.
@@ -383,6 +514,7 @@ void AttentionLowering::store(const ir::Op& op) {
 }
 
 void AttentionLowering::consumer_loop(const ir::Op& op) {
+  if (split_stages(op)) return pipelined_loop(op);
   const ir::Block& body = op.regions[0];
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
@@ -457,6 +589,367 @@ void AttentionLowering::consumer_loop(const ir::Op& op) {
   }
 }
 
+// An if of the body (the matcher let only elementwise work in): a uniform condition, so the
+// branch is the same for the whole block; its results in the registers their shape says.
+void AttentionLowering::if_op(const ir::Op& op) {
+  const ValueId cond = op.operands[0];
+  if (kind_[cond] != Kind::Uniform) unsupported(op, "a condition not the same for every thread");
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  const ir::Block& otherwise = op.regions[1];
+  for (size_t n = 0; n < op.results.size(); ++n) {
+    const ValueId r = op.results[n];
+    const Kind k =
+        e_.layout(r).kind == LayoutKind::Uniform ? Kind::Uniform : kind_of_shape(type(r).shape);
+    if (k == Kind::None) unsupported(op, "a result not held in registers");
+    // A value the if reassigns (`s = select(..., s, ...)` under a condition) and no op after it
+    // reads: the result takes its registers, so neither branch copies a whole tile.
+    if (k != Kind::Uniform && otherwise.ops.size() == 1) {
+      const ValueId x = otherwise.ops.back().operands[n];
+      int inside = 0;
+      for (const ir::Block& b : op.regions)
+        ir::walk(b, [&](const ir::Op& o) {
+          for (ValueId v : o.operands) inside += v == x;
+        });
+      if (kind_[x] == k && type(x).shape == type(r).shape && type(x).dtype == type(r).dtype &&
+          inside == uses_[x]) {
+        kind_[r] = k;
+        e_.alias(r, name(x));
+        continue;
+      }
+    }
+    if (k == Kind::Uniform) {
+      kind_[r] = Kind::Uniform;
+      line(reg_type(type(r).dtype), " ", name(r), ";");
+    } else {
+      declare(r, k);
+    }
+  }
+  const auto region = [&](const ir::Block& b) {
+    e_.converted_.emplace_back();
+    for (size_t i = 0; i + 1 < b.ops.size(); ++i) this->op(b.ops[i]);
+    const ir::Op& yield = b.ops.back();
+    for (size_t i = 0; i < yield.operands.size(); ++i) {
+      const ValueId y = yield.operands[i], r = op.results[i];
+      if (name(r) == name(y)) continue;  // the same registers
+      if (kind_[r] == Kind::Uniform) {
+        if (kind_[y] != Kind::Uniform) unsupported(op, "a result in two layouts");
+        line(name(r), " = ", name(y), ";");
+      } else {
+        if (kind_[y] != Kind::Uniform && kind_[y] != kind_[r])
+          unsupported(op, "a result in two layouts");
+        e_.unroll();
+        line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(y, "i"), ";");
+      }
+    }
+    e_.converted_.pop_back();
+  };
+  open("if (", name(cond), ")");
+  region(op.regions[0]);
+  close("} else {");
+  ++e_.depth_;
+  region(op.regions[1]);
+  close();
+}
+
+// ---- the software-pipelined loop -------------------------------------------------------------
+//
+// The scores of key tile j + 1 are issued together with the output product of tile j, so the
+// tensor cores get both back to back, and with two consumer warpgroups the products are issued in
+// turns (FlashAttention-3's ping-pong): one warpgroup's softmax runs while the other's products
+// do. The body splits in two sides. The output side (B) is what depends on P V or on a value
+// carried through it (the output accumulator); everything else is the scores side (A: S, the
+// softmax, the running max and sum). A-pre is A up to the scores' mma (in body order), A-post the
+// rest of A; B-pre is the output side that does not depend on P V (the rescale of the
+// accumulator), B-post the rest. One trip of the emitted loop, for tile j:
+//
+//   [j + 1 exists] wait for K_{j+1}
+//   [ping-pong] wait for this warpgroup's turn
+//   [j + 1 exists] A-pre(j + 1): issue S_{j+1}
+//   issue O += P_j V_j                     (P_j packed and O rescaled at the end of the last trip)
+//   [ping-pong] the other warpgroup's turn
+//   wait for both; release stage j; B-post(j); the output side's carried values
+//   [j + 1 exists] A-post(j + 1); B-pre(j + 1): rescale O, pack P_{j+1}; the scores side's
+//                  carried values
+//
+// with a prologue that runs A(lo) and B-pre(lo). A never reads B; B-post reads only B-post's own
+// values, P V and values from outside the loop (B-pre's and A's of tile j are out of scope).
+// (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j V_j, FlashAttention-3's
+// intra-warpgroup overlap, needs S, P, O and the softmax's values live at once: more than 240
+// registers, and ptxas then serializes every wgmma.)
+
+// Marks the output side and groups the body; false (the plain loop) when the body does not split.
+bool AttentionLowering::split_stages(const ir::Op& loop) {
+  const ir::Block& body = loop.regions[0];
+  if (!out_add_ || loop.results.size() + 1 != body.args.size()) return false;
+  b_side_.assign(f().values.size(), 0);
+  b_side_[a_.pv_mma->results[0]] = 1;
+  const auto reads = [&](const ir::Op& o, const auto& pred) {
+    bool any = false;
+    for (ValueId v : o.operands) any = any || pred(v);
+    for (const ir::Block& r : o.regions)
+      ir::walk(r, [&](const ir::Op& in) {
+        for (ValueId v : in.operands) any = any || pred(v);
+      });
+    return any;
+  };
+  const ir::Op& yield = body.ops.back();
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const ir::Op& o : body.ops) {
+      if (&o == &yield || o.results.empty() || b_side_[o.results[0]]) continue;
+      if (reads(o, [&](ValueId v) { return b_side_[v] != 0; })) {
+        for (ValueId r : o.results) b_side_[r] = 1;
+        changed = true;
+      }
+    }
+    for (size_t i = 0; i < yield.operands.size(); ++i)
+      if (b_side_[yield.operands[i]] && !b_side_[body.args[i + 1]])
+        b_side_[body.args[i + 1]] = changed = true;
+  }
+  const ir::Op* cast = a_.p_cast;
+  if (b_side_[a_.s_mma->results[0]] || b_side_[cast->results[0]] ||
+      type(cast->operands[0]).dtype != DType::F32 || b_side_[out_add_->results[0]] == 0)
+    return false;
+  const auto in_body = [&](const ir::Op* d) {
+    return d && d >= body.ops.data() && d < body.ops.data() + body.ops.size();
+  };
+  a_pre_.clear(), a_post_.clear(), b_pre_.clear(), b_post_.clear();
+  std::vector<char> b_post_value(f().values.size(), 0);
+  b_post_value[a_.pv_mma->results[0]] = 1;
+  for (size_t i = 1; i < body.args.size(); ++i) b_post_value[body.args[i]] = b_side_[body.args[i]];
+  bool after_s = false, after_pv = false;
+  for (const ir::Op& o : body.ops) {
+    if (&o == &yield) break;
+    if (&o == a_.pv_mma) {
+      after_pv = true;
+      continue;
+    }
+    const bool b = !o.results.empty() && b_side_[o.results[0]];
+    if (b && !o.regions.empty()) return false;  // an if on the output side
+    if (!b) {
+      (after_s ? a_post_ : a_pre_).push_back(&o);
+    } else if (!pv_dep_[o.results[0]]) {
+      b_pre_.push_back(&o);
+    } else {
+      // B-post's operands: its own values, P V, the output side's carried values, or values
+      // defined before the loop.
+      if (&o != out_add_ && reads(o, [&](ValueId v) {
+            return !b_post_value[v] &&
+                   (in_body(def_[v]) || v == body.args[0] ||
+                    std::find(body.args.begin(), body.args.end(), v) != body.args.end());
+          }))
+        return false;
+      for (ValueId r : o.results) b_post_value[r] = 1;
+      b_post_.push_back(&o);
+    }
+    if (&o == a_.s_mma) after_s = true;
+  }
+  // The output side's yields come from B-post (or outside the loop).
+  for (size_t i = 0; i < yield.operands.size(); ++i) {
+    const ValueId y = yield.operands[i];
+    if (b_side_[body.args[i + 1]] && !b_post_value[y] && in_body(def_[y])) return false;
+  }
+  return after_s && after_pv;
+}
+
+void AttentionLowering::emit_ops(const std::vector<const ir::Op*>& ops) {
+  for (const ir::Op* o : ops) op(*o);
+}
+
+// A value's registers, changed (for the compiler) here: reads of it after a wgmma wait stay
+// after the wait, and its registers stay the accumulator's (CUTLASS's warpgroup_fence_operand).
+void AttentionLowering::fence_regs(ValueId v) {
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(v), "; ++i) asm volatile(\"\" : \"+f\"(", name(v),
+       "[i])::\"memory\");");
+}
+
+// B-pre's part of O = x + P V: x into the accumulator's registers, P packed in pairs.
+void AttentionLowering::output_operands(const ir::Op& op) {
+  const ValueId r = op.results[0];
+  e_.unroll();
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(out_base_, "i"), ";");
+  const std::string pv = name(a_.p_cast->operands[0]);
+  const std::string pack = a_.operand == DType::BF16 ? "tsr_pack_bf16x2" : "tsr_pack_f16x2";
+  e_.unroll();
+  line("for (int i = 0; i < ", a_.bn / 4, "; ++i) tsr_pa[i] = ", pack, "(", pv, "[2 * i], ", pv,
+       "[2 * i + 1]);");
+}
+
+void AttentionLowering::output_issue(const ir::Op& op) {
+  const ValueId r = op.results[0];
+  line("tsr_wgmma_fence();");
+  for (int kk = 0; kk < a_.bn / 16; ++kk)
+    line(rs_fn_, "(", name(r), ", tsr_pa[", 4 * kk, "], tsr_pa[", 4 * kk + 1, "], tsr_pa[",
+         4 * kk + 2, "], tsr_pa[", 4 * kk + 3, "], tsr_wgmma_desc(tsr_sv + ",
+         int64_t{kk} * 16 * 128, ", ", int64_t{a_.bn} * 128, ", 1024, 1));");
+  line("tsr_wgmma_commit();");
+}
+
+// The carried values of one side take their yields (all read before any is written).
+void AttentionLowering::carried_update(const ir::Op& loop, bool b_side) {
+  const ir::Block& body = loop.regions[0];
+  const ir::Op& yield = body.ops.back();
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t i = 0; i < yield.operands.size(); ++i) {
+      const ValueId y = yield.operands[i], arg = body.args[i + 1];
+      if ((b_side_[arg] != 0) != b_side || name(arg) == name(y)) continue;
+      if (kind_[arg] == Kind::Uniform) {
+        if (kind_[y] != Kind::Uniform) unsupported(loop, "a carried value in two layouts");
+        if (pass == 0)
+          line("const ", reg_type(type(arg).dtype), " tsr_next", i, " = ", name(y), ";");
+        else
+          line(name(arg), " = tsr_next", i, ";");
+      } else {
+        if (kind_[y] != Kind::Uniform && kind_[y] != kind_[arg])
+          unsupported(loop, "a carried value in two layouts");
+        if (pass == 0) line(reg_type(type(arg).dtype), " tsr_next", i, "[", regs(arg), "];");
+        e_.unroll();
+        if (pass == 0)
+          line("for (int i = 0; i < ", regs(arg), "; ++i) tsr_next", i, "[i] = ", at(y, "i"), ";");
+        else
+          line("for (int i = 0; i < ", regs(arg), "; ++i) ", name(arg), "[i] = tsr_next", i,
+               "[i];");
+      }
+    }
+}
+
+void AttentionLowering::pipelined_loop(const ir::Op& op) {
+  const ir::Block& body = op.regions[0];
+  pipelined_ = true;
+  // Two consumer warpgroups take turns at the tensor cores (FlashAttention-3's ping-pong): each
+  // issues its products between bar.sync on its own named barrier and bar.arrive on the other's,
+  // so one's softmax runs while the other's products do. run() pre-arrives warpgroup 1 once.
+  const bool pingpong = a_.consumers() == 2;
+  pingpong_ = pingpong_ || pingpong;
+  out_fused_ = true;  // output_operands copies the add's other operand into the accumulator
+  line("// ",
+       comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + e_.op_text(op)));
+  line("// consumers, software-pipelined: S of the next key tile is issued with P V of this one",
+       pingpong ? "; the two warpgroups issue them in turns" : "");
+  // The output's accumulator and P's registers live across trips. The carried value that P V
+  // accumulates onto lives in the accumulator itself (no second copy live across the back edge).
+  const ValueId acc = a_.pv_mma->results[0];
+  declare(acc, Kind::Frag);
+  line("unsigned tsr_pa[", a_.bn / 4, "];");
+  bool acc_taken = false;
+  for (size_t i = 0; i + 1 < body.args.size(); ++i) {
+    const ValueId arg = body.args[i + 1], init = op.operands[3 + i];
+    const Kind k =
+        e_.layout(arg).kind == LayoutKind::Uniform ? Kind::Uniform : kind_of_shape(type(arg).shape);
+    if (k == Kind::None || (k == Kind::Uniform && kind_[init] != Kind::Uniform))
+      unsupported(op, "a carried value not held in registers");
+    if (kind_[init] != Kind::Uniform && kind_[init] != k)
+      unsupported(op, "a carried value in two layouts");
+    if (!acc_taken && body.ops.back().operands[i] == out_add_->results[0] && k == Kind::Frag &&
+        type(arg).shape == type(acc).shape) {
+      acc_taken = true;
+      kind_[arg] = Kind::Frag;
+      e_.alias(arg, name(acc));
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(acc), "; ++i) ", name(acc), "[i] = ", at(init, "i"), ";");
+      continue;
+    }
+    if (k == Kind::Uniform) {
+      kind_[arg] = Kind::Uniform;
+      line(reg_type(type(arg).dtype), " ", name(arg), " = ", name(init), ";");
+    } else {
+      declare(arg, k);
+      e_.unroll();
+      line("for (int i = 0; i < ", regs(arg), "; ++i) ", name(arg), "[i] = ", at(init, "i"), ";");
+    }
+  }
+  const std::string j = name(body.args[0]);
+  kind_[body.args[0]] = Kind::Uniform;
+  const std::string lo = name(op.operands[0]), hi = name(op.operands[1]);
+  const auto stage_ptrs = [&](const std::string& stage) {
+    line("const unsigned char* const tsr_sk = tsr_ring + ", stage, " * ", a_.stage_bytes(), ";");
+    line("const unsigned char* const tsr_sv = tsr_sk + ", a_.kv_bytes(), ";");
+  };
+  line("tsr_mbar_wait(&tsr_qfull, tsr_qphase);");
+  // Prologue: A(lo) and B-pre(lo).
+  open("if ((long long)", lo, " < (long long)", hi, ")");
+  e_.converted_.emplace_back();
+  line("const int ", j, " = (int)", lo, ";");
+  line("tsr_mbar_wait(&tsr_full[tsr_stage], tsr_phase);");
+  stage_ptrs("tsr_stage");
+  if (pingpong)
+    line("tsr_bar_sync(2 + tsr_wg, 256);  // this warpgroup's turn at the tensor cores");
+  emit_ops(a_pre_);
+  if (pingpong) line("tsr_attn_bar_arrive(3 - tsr_wg, 256);  // the other's turn");
+  line("tsr_wgmma_wait<0>();");
+  fence_regs(a_.s_mma->results[0]);
+  emit_ops(a_post_);
+  emit_ops(b_pre_);
+  output_operands(*a_.pv_mma);
+  carried_update(op, false);
+  e_.converted_.pop_back();
+  close();
+  const std::string it = "it_" + j;
+  open("for (long long ", it, " = ", lo, "; ", it, " < ", hi, "; ++", it, ")");
+  e_.converted_.emplace_back();
+  line("const bool tsr_more = ", it, " + 1 < ", hi, ";");
+  line("const int tsr_nstage = tsr_stage + 1 == ", stages_, " ? 0 : tsr_stage + 1;");
+  line("const unsigned tsr_nphase = tsr_nstage == 0 ? tsr_phase ^ 1 : tsr_phase;");
+  line("const int ", j, " = (int)(", it, " + 1);  // the next key tile's, for A");
+  line("const unsigned char* const tsr_sk = tsr_ring + tsr_nstage * ", a_.stage_bytes(), ";");
+  line("const unsigned char* const tsr_sv = tsr_ring + tsr_stage * ", a_.stage_bytes(), " + ",
+       a_.kv_bytes(), ";");
+  line("if (tsr_more) tsr_mbar_wait(&tsr_full[tsr_nstage], tsr_nphase);");
+  if (pingpong) line("tsr_bar_sync(2 + tsr_wg, 256);");
+  // A-pre(j + 1): the scores' mma is issued only when there is a next tile.
+  for (const ir::Op* o : a_pre_) {
+    if (o != a_.s_mma) {
+      this->op(*o);
+      continue;
+    }
+    declare(o->results[0], Kind::Frag);
+    open("if (tsr_more)");
+    line("tsr_wgmma_fence();");
+    for (int kk = 0; kk < a_.dim / 16; ++kk) {
+      const int64_t strip = kk * 16 / 64, within = kk * 16 % 64 * 2;
+      line(kk == 0 ? ss_fn_ + "_zero" : ss_fn_, "(", name(o->results[0]),
+           ", tsr_wgmma_desc(tsr_q + ", strip * a_.bm * 128 + within,
+           " + tsr_wg * 8192, 16, 1024, 1), tsr_wgmma_desc(tsr_sk + ", strip * a_.bn * 128 + within,
+           ", 16, 1024, 1), ", kk == 0 ? "0" : "1", ");");
+    }
+    line("tsr_wgmma_commit();");
+    close();
+  }
+  output_issue(*a_.pv_mma);
+  if (pingpong) line("tsr_attn_bar_arrive(3 - tsr_wg, 256);");
+  // Both products done before the softmax: the other warpgroup's run on the tensor cores
+  // meanwhile. (Waiting for S alone and running the softmax under P V needs the accumulators of
+  // both, P and the softmax's own values live at once: more than 240 registers, and ptxas then
+  // serializes every wgmma.)
+  line("tsr_wgmma_wait<0>();");
+  fence_regs(a_.pv_mma->results[0]);
+  line("if (lane == 0) tsr_mbar_arrive(&tsr_empty[tsr_stage]);  // K and V are read");
+  emit_ops(b_post_);
+  carried_update(op, true);
+  open("if (tsr_more)");
+  e_.converted_.emplace_back();
+  fence_regs(a_.s_mma->results[0]);
+  emit_ops(a_post_);
+  emit_ops(b_pre_);
+  output_operands(*a_.pv_mma);
+  carried_update(op, false);
+  e_.converted_.pop_back();
+  close();
+  line("tsr_stage = tsr_nstage;");
+  line("tsr_phase = tsr_nphase;");
+  e_.converted_.pop_back();
+  close();
+  line("if (lane == 0) tsr_mbar_arrive(&tsr_qempty);  // this tile's Q is read");
+  line("tsr_qphase ^= 1;");
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    kind_[op.results[i]] = kind_[body.args[i + 1]];
+    e_.alias(op.results[i], name(body.args[i + 1]));
+  }
+  pipelined_ = false;
+}
+
 // ---- the producer ----------------------------------------------------------------------------
 
 // One load's tile, in 64-element strips of `strip_bytes` each, completing on `bar`.
@@ -517,12 +1010,12 @@ void AttentionLowering::producer_loop(const ir::Op& op) {
 // registers, B N-major in shared memory).
 void AttentionLowering::wgmma_functions() {
   const std::string type = a_.operand == DType::BF16 ? "bf16" : "f16";
-  const auto fn = [&](const std::string& fname, int n, bool reg_a) {
+  const auto fn = [&](const std::string& fname, int n, bool reg_a, bool zero = false) {
     const int regs = n / 2;
     std::string list, outs;
     for (int i = 0; i < regs; ++i) {
       list += (i ? ", %" : "%") + str(i);
-      outs += std::string(i ? ", " : "") + "\"+f\"(d[" + str(i) + "])";
+      outs += std::string(i ? ", " : "") + (zero ? "\"=f\"(d[" : "\"+f\"(d[") + str(i) + "])";
     }
     if (reg_a) {
       open("__device__ __forceinline__ void ", fname, "(float (&d)[", regs,
@@ -535,20 +1028,40 @@ void AttentionLowering::wgmma_functions() {
       line("    : ", outs);
       line("    : \"r\"(a0), \"r\"(a1), \"r\"(a2), \"r\"(a3), \"l\"(db), \"r\"(1));");
     } else {
+      // acc = 0: D = A B (the accumulator's registers are not read). The _zero variant always
+      // is, and says so to the compiler: its outputs are write-only, so the registers the last
+      // tile's softmax wrote are not inputs of the next tile's wgmma (ptxas would serialize).
       open("__device__ __forceinline__ void ", fname, "(float (&d)[", regs,
-           "], unsigned long long da, unsigned long long db)");
+           "], unsigned long long da, unsigned long long db, int acc)");
       line("asm volatile(");
       line("    \"{\\n.reg .pred p;\\nsetp.ne.b32 p, %", regs + 2, ", 0;\\n\"");
       line("    \"wgmma.mma_async.sync.aligned.m64n", n, "k16.f32.", type, ".", type, " {", list,
            "}, %", regs, ", %", regs + 1, ", p, 1, 1, 0, 0;\\n}\\n\"");
       line("    : ", outs);
-      line("    : \"l\"(da), \"l\"(db), \"r\"(1));");
+      line("    : \"l\"(da), \"l\"(db), \"r\"(acc));");
     }
     close();
   };
+  // exp(a - b) for Numerics::fast (exp_of_difference): ex2.approx.ftz of one FFMA.
+  open("__device__ __forceinline__ float tsr_attn_exp_sub(float a, float b)");
+  line("float y;");
+  line("asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(fmaf(a, 1.44269504088896341f, ",
+       "-(b * 1.44269504088896341f))));");
+  line("return y;");
+  close();
+  open("__device__ __forceinline__ float tsr_attn_exp_scaled_sub(float a, float c, float b)");
+  line("float y;");
+  line("asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(fmaf(a, c * 1.44269504088896341f, ",
+       "-(b * 1.44269504088896341f))));");
+  line("return y;");
+  close();
+  open("__device__ __forceinline__ void tsr_attn_bar_arrive(int id, int threads)");
+  line("asm volatile(\"bar.arrive %0, %1;\" ::\"r\"(id), \"r\"(threads) : \"memory\");");
+  close();
   ss_fn_ = "tsr_wgmma_ss_" + type + "_n" + str(a_.bn);
   rs_fn_ = "tsr_wgmma_rs_" + type + "_n" + str(a_.dim);
   fn(ss_fn_, a_.bn, false);
+  fn(ss_fn_ + "_zero", a_.bn, false, true);
   fn(rs_fn_, a_.dim, true);
 }
 
@@ -656,6 +1169,8 @@ EmittedKernel AttentionLowering::run() {
   line("const int tsr_wg = warp >> 2;  // this thread's warpgroup: rows [64 * tsr_wg, + 64)");
   line("const int tsr_r0 = tsr_wg * 64 + (warp & 3) * 16 + (lane >> 2);");
   line("const int tsr_c0 = (lane & 3) * 2;");
+  if (pingpong_)
+    line("if (tsr_wg == 1) tsr_attn_bar_arrive(2, 256);  // warpgroup 0 takes the first turn");
   tile_loop();
   e_.out_ << consumer;
   close();
