@@ -10,21 +10,50 @@ namespace {
 
 using detail::cat;
 
-Inferred ok(Type t) { return {{std::move(t)}, {}}; }
-Inferred none() { return {}; }
+Inferred ok(Type t) {
+  return {{std::move(t)}, {}};
+}
+Inferred none() {
+  return {};
+}
 template <class... Args>
 Inferred bad(Args&&... args) {
   return {{}, cat(std::forward<Args>(args)...)};
 }
 
-Type scalar(DType d) { return Type{d, {}}; }
+Type scalar(DType d) {
+  return Type{d, {}};
+}
 
-bool is_i32_scalar(const Type& t) { return t.is_scalar() && t.dtype == DType::I32; }
+bool is_i32_scalar(const Type& t) {
+  return t.is_scalar() && t.dtype == DType::I32;
+}
 
 Inferred check_tensor_param(const Function& f, const Attrs& a, const char* what) {
   if (a.param < 0 || a.param >= static_cast<int>(f.params.size()))
     return bad(what, " names parameter ", a.param, ", but the kernel has ", f.params.size());
   return none();
+}
+
+// "an Out", "an In", ...: how a message names a parameter's kind.
+const char* kind_phrase(ParamKind k) {
+  switch (k) {
+    case ParamKind::Out:
+      return "an Out";
+    case ParamKind::In:
+      return "an In";
+    case ParamKind::Scalar:
+      return "a Scalar";
+    case ParamKind::Accum:
+      return "an Accum";
+  }
+  return "a";
+}
+
+// The dtypes an Accum holds: those the GPU adds atomically with a result the CPU backend's
+// ordered sum matches to rounding (atomicAdd on f32, f64, i32 and i64 words).
+bool accumulable(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::I64;
 }
 
 // Whether `shape` holds at most kMaxTileElements, counted without wrapping.
@@ -79,7 +108,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (kind == OpKind::TileIndex || kind == OpKind::NumTiles) {
         if (a.axis < 0 || a.axis >= f.grid_rank)
           return bad(info.mnemonic, "(", a.axis, ") is outside the grid, which has rank ",
-                     f.grid_rank, " (the rank of the kernel's Out partitions)");
+                     f.grid_rank,
+                     " (the rank of the kernel's Out partitions, or of its Accum's grid)");
         return ok(scalar(DType::I32));
       }
       if (auto e = check_tensor_param(f, a, info.mnemonic.data()); !e.ok()) return e;
@@ -145,8 +175,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (info.cls == OpClass::Compare) return ok(Type{DType::Bool, T(0).shape});
       return ok(T(0));
     case OpClass::Select:
-      if (T(0).dtype != DType::Bool) return bad("select's condition must be bool, not ",
-                                                to_string(T(0)));
+      if (T(0).dtype != DType::Bool)
+        return bad("select's condition must be bool, not ", to_string(T(0)));
       if (T(1) != T(2))
         return bad("select needs two branches of one type, not ", to_string(T(1)), " and ",
                    to_string(T(2)));
@@ -174,8 +204,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
     case OpClass::Reshape:
       if (numel(a.shape) != numel(T(0).shape) ||
           std::any_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d <= 0; }))
-        return bad("cannot reshape ", to_string(T(0)), " (", numel(T(0).shape),
-                   " elements) to ", to_string(a.shape), " (", numel(a.shape), " elements)");
+        return bad("cannot reshape ", to_string(T(0)), " (", numel(T(0).shape), " elements) to ",
+                   to_string(a.shape), " (", numel(a.shape), " elements)");
       return ok(Type{T(0).dtype, a.shape});
     case OpClass::Permute: {
       const Type& t = T(0);
@@ -184,8 +214,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       bool is_perm = sorted.size() == t.shape.size();
       for (size_t i = 0; is_perm && i < sorted.size(); ++i) is_perm = sorted[i] == int64_t(i);
       if (!is_perm)
-        return bad("permute order ", to_string(a.perm), " is not a permutation of the ",
-                   t.rank(), " axes of ", to_string(t));
+        return bad("permute order ", to_string(a.perm), " is not a permutation of the ", t.rank(),
+                   " axes of ", to_string(t));
       Shape s(t.shape.size());
       for (size_t i = 0; i < s.size(); ++i) s[i] = t.shape[a.perm[i]];
       return ok(Type{t.dtype, s});
@@ -266,13 +296,14 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad("mma operands a and b have different dtypes: ", to_string(ta), " and ",
                    to_string(tb));
       const DType in = ta.dtype, acc = tc.dtype;
-      const bool fits = (in == DType::F16 || in == DType::BF16) ? (acc == DType::F32 || acc == in)
+      const bool fits = (in == DType::F16 || in == DType::BF16)  ? (acc == DType::F32 || acc == in)
                         : (in == DType::F32 || in == DType::F64) ? acc == in
-                        : (in == DType::I8) ? acc == DType::I32
-                                            : false;
+                        : (in == DType::I8)                      ? acc == DType::I32
+                                                                 : false;
       if (!fits)
-        return bad("mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
-                   " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
+        return bad(
+            "mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
+            " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
       if (a.tf32 && in != DType::F32)
         return bad("mma with Precision::tf32 rounds f32 operands to TF32, but these are ",
                    dtype_name(in), "; drop Precision::tf32, or pass f32 tiles");
@@ -282,8 +313,7 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (auto e = check_tensor_param(f, a, "gather"); !e.ok()) return e;
       const Param& p = f.params[a.param];
       if (p.kind != ParamKind::In)
-        return bad("gather from '", p.name, "', which is ",
-                   (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+        return bad("gather from '", p.name, "', which is ", kind_phrase(p.kind),
                    " parameter; only In parameters are loaded");
       if (p.rank < 1 || static_cast<int>(a.shape.size()) != p.rank)
         return bad("gather from '", p.name, "' asks for a tile of shape ", to_string(a.shape),
@@ -306,7 +336,7 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (auto e = check_tensor_param(f, a, "load"); !e.ok()) return e;
       const Param& p = f.params[a.param];
       if (p.kind != ParamKind::In)
-        return bad("load from '", p.name, "', which is ", (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+        return bad("load from '", p.name, "', which is ", kind_phrase(p.kind),
                    " parameter; only In parameters are loaded");
       if (static_cast<int>(operands.size()) != p.rank)
         return bad("load from '", p.name, "' gives ", operands.size(),
@@ -325,6 +355,29 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
     case OpClass::Store: {
       if (auto e = check_tensor_param(f, a, "store"); !e.ok()) return e;
       const Param& p = f.params[a.param];
+      if (kind == OpKind::Accumulate) {
+        if (p.kind != ParamKind::Accum)
+          return bad("accumulate into '", p.name, "', which is ", kind_phrase(p.kind),
+                     " parameter; declare it Accum<", dtype_name(p.dtype), "> to add into it");
+        if (!accumulable(p.dtype))
+          return bad("accumulate into '", p.name, "', an Accum<", dtype_name(p.dtype),
+                     ">: adds are atomic on the GPU, which holds them for f32, f64, i32 and i64 "
+                     "only; accumulate in f32 (or i32) and cast the result afterwards");
+        if (operands.empty()) return bad("accumulate into '", p.name, "' has no value");
+        const Type& v = T(0);
+        if (v.dtype != p.dtype || v.rank() != p.rank)
+          return bad("accumulate of a ", to_string(v), " tile into '", p.name, "', an Accum<",
+                     dtype_name(p.dtype), "> of rank ", p.rank,
+                     ": the tile has the tensor's dtype and rank");
+        if (operands.size() != 1 + static_cast<size_t>(p.rank))
+          return bad("accumulate into '", p.name, "' gives ", operands.size() - 1,
+                     " start elements, but the tensor has rank ", p.rank);
+        for (size_t i = 1; i < operands.size(); ++i)
+          if (!is_i32_scalar(T(i)))
+            return bad("start element ", i - 1, " of an accumulate into '", p.name,
+                       "' must be an i32 scalar, not ", to_string(T(i)));
+        return none();
+      }
       if (p.kind != ParamKind::Out)
         return bad("store to '", p.name, "', which is not an Out parameter; declare it Out<",
                    dtype_name(p.dtype), "> to write it");

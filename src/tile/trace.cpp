@@ -55,7 +55,9 @@ Traced& Traced::operator=(Traced&& other) {
   return *this;
 }
 
-const ir::Type& Traced::type() const { return current({}).fn.type(value_); }
+const ir::Type& Traced::type() const {
+  return current({}).fn.type(value_);
+}
 
 namespace {
 // Gives the object a variable holding its current value; the store goes to the region that owns
@@ -164,7 +166,9 @@ Shape broadcast_shape(ir::OpKind kind, const std::vector<ir::ValueId>& values, S
       if (d != 1 && out[i] != 1 && d != out[i]) {
         std::string operands;
         for (size_t j = 0; j < values.size(); ++j)
-          operands += (j == 0 ? "" : j + 1 == values.size() ? " and " : ", ") +
+          operands += (j == 0                   ? ""
+                       : j + 1 == values.size() ? " and "
+                                                : ", ") +
                       ir::to_string(type_of(values[j]));
         fail_at<KernelError>(loc, "'", ir::mnemonic(kind), "' cannot broadcast ", operands,
                              " together: axis ", i, " has extents ", out[i], " and ", d);
@@ -208,9 +212,15 @@ void set_numerics(ir::Numerics n, SourceLoc loc) {
   t.numerics_loc = loc;
 }
 
-const ir::Type& type_of(ir::ValueId v) { return current({}).fn.type(v); }
-const ir::Param& param(int index) { return current({}).fn.params.at(index); }
-int grid_rank() { return current({}).fn.grid_rank; }
+const ir::Type& type_of(ir::ValueId v) {
+  return current({}).fn.type(v);
+}
+const ir::Param& param(int index) {
+  return current({}).fn.params.at(index);
+}
+int grid_rank() {
+  return current({}).fn.grid_rank;
+}
 
 // ---- control flow ------------------------------------------------------------------------
 
@@ -244,11 +254,16 @@ ir::Function trace(std::string name, std::vector<ir::Param> params, SourceLoc lo
   fn.name = std::move(name);
   fn.params = std::move(params);
   fn.loc = loc;
-  for (const ir::Param& p : fn.params)
-    if (p.kind == ir::ParamKind::Out) {
+  // The grid's rank: the Out partitions' (they define the grid), else what an Accum's launch
+  // declared (accumulate(grid)).
+  bool from_out = false;
+  for (const ir::Param& p : fn.params) {
+    if (p.kind == ir::ParamKind::Out && !from_out) {
       fn.grid_rank = p.rank;
-      break;
+      from_out = true;
     }
+    if (p.kind == ir::ParamKind::Accum && !from_out && p.grid_rank > 0) fn.grid_rank = p.grid_rank;
+  }
   TraceState state(fn);
   g_trace = &state;
   struct Reset {

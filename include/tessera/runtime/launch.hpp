@@ -38,8 +38,8 @@ struct LaunchArg {
   DType dtype;
   int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
-  Shape tile;                            // Out
-  PartitionMark partitioned;             // Out: HandleAccess::mark() of the partition
+  Shape tile;                            // Out: its tiles; Accum: the grid it declares
+  PartitionMark partitioned;             // Out, Accum: HandleAccess::mark() of the argument
   double scalar = 0;                     // Scalar of a floating-point dtype
   int64_t iscalar = 0;                   // Scalar of an integer or bool dtype
 };

@@ -91,7 +91,7 @@ class Matcher {
     std::vector<const ir::Op*> mmas;
     int loads = 0;
     for (const ir::Op& op : body.ops) {
-      if (!op.regions.empty() || op.kind == OpKind::Store || op.kind == OpKind::StorePart)
+      if (!op.regions.empty() || ir::op_info(op.kind).cls == ir::OpClass::Store)
         return std::nullopt;
       if (op.kind == OpKind::Mma) mmas.push_back(&op);
       if (op.kind == OpKind::Load) ++loads;
