@@ -10,24 +10,16 @@ namespace {
 
 using detail::cat;
 
-Inferred ok(Type t) {
-  return {{std::move(t)}, {}};
-}
-Inferred none() {
-  return {};
-}
+Inferred ok(Type t) { return {{std::move(t)}, {}}; }
+Inferred none() { return {}; }
 template <class... Args>
 Inferred bad(Args&&... args) {
   return {{}, cat(std::forward<Args>(args)...)};
 }
 
-Type scalar(DType d) {
-  return Type{d, {}};
-}
+Type scalar(DType d) { return Type{d, {}}; }
 
-bool is_i32_scalar(const Type& t) {
-  return t.is_scalar() && t.dtype == DType::I32;
-}
+bool is_i32_scalar(const Type& t) { return t.is_scalar() && t.dtype == DType::I32; }
 
 Inferred check_tensor_param(const Function& f, const Attrs& a, const char* what) {
   if (a.param < 0 || a.param >= static_cast<int>(f.params.size()))
@@ -175,8 +167,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (info.cls == OpClass::Compare) return ok(Type{DType::Bool, T(0).shape});
       return ok(T(0));
     case OpClass::Select:
-      if (T(0).dtype != DType::Bool)
-        return bad("select's condition must be bool, not ", to_string(T(0)));
+      if (T(0).dtype != DType::Bool) return bad("select's condition must be bool, not ",
+                                                to_string(T(0)));
       if (T(1) != T(2))
         return bad("select needs two branches of one type, not ", to_string(T(1)), " and ",
                    to_string(T(2)));
@@ -204,8 +196,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
     case OpClass::Reshape:
       if (numel(a.shape) != numel(T(0).shape) ||
           std::any_of(a.shape.begin(), a.shape.end(), [](int64_t d) { return d <= 0; }))
-        return bad("cannot reshape ", to_string(T(0)), " (", numel(T(0).shape), " elements) to ",
-                   to_string(a.shape), " (", numel(a.shape), " elements)");
+        return bad("cannot reshape ", to_string(T(0)), " (", numel(T(0).shape),
+                   " elements) to ", to_string(a.shape), " (", numel(a.shape), " elements)");
       return ok(Type{T(0).dtype, a.shape});
     case OpClass::Permute: {
       const Type& t = T(0);
@@ -214,8 +206,8 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       bool is_perm = sorted.size() == t.shape.size();
       for (size_t i = 0; is_perm && i < sorted.size(); ++i) is_perm = sorted[i] == int64_t(i);
       if (!is_perm)
-        return bad("permute order ", to_string(a.perm), " is not a permutation of the ", t.rank(),
-                   " axes of ", to_string(t));
+        return bad("permute order ", to_string(a.perm), " is not a permutation of the ",
+                   t.rank(), " axes of ", to_string(t));
       Shape s(t.shape.size());
       for (size_t i = 0; i < s.size(); ++i) s[i] = t.shape[a.perm[i]];
       return ok(Type{t.dtype, s});
@@ -296,14 +288,13 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         return bad("mma operands a and b have different dtypes: ", to_string(ta), " and ",
                    to_string(tb));
       const DType in = ta.dtype, acc = tc.dtype;
-      const bool fits = (in == DType::F16 || in == DType::BF16)  ? (acc == DType::F32 || acc == in)
+      const bool fits = (in == DType::F16 || in == DType::BF16) ? (acc == DType::F32 || acc == in)
                         : (in == DType::F32 || in == DType::F64) ? acc == in
-                        : (in == DType::I8)                      ? acc == DType::I32
-                                                                 : false;
+                        : (in == DType::I8) ? acc == DType::I32
+                                            : false;
       if (!fits)
-        return bad(
-            "mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
-            " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
+        return bad("mma of ", dtype_name(in), " operands cannot accumulate in ", dtype_name(acc),
+                   " (f16/bf16 accumulate in f32 or themselves, f32 in f32, f64 in f64, i8 in i32)");
       if (a.tf32 && in != DType::F32)
         return bad("mma with Precision::tf32 rounds f32 operands to TF32, but these are ",
                    dtype_name(in), "; drop Precision::tf32, or pass f32 tiles");

@@ -31,24 +31,18 @@ std::string to_string(const Type& t) {
 
 std::string_view to_string(ParamKind k) {
   switch (k) {
-    case ParamKind::Out:
-      return "out";
-    case ParamKind::In:
-      return "in";
-    case ParamKind::Scalar:
-      return "scalar";
-    case ParamKind::Accum:
-      return "accum";
+    case ParamKind::Out: return "out";
+    case ParamKind::In: return "in";
+    case ParamKind::Scalar: return "scalar";
+    case ParamKind::Accum: return "accum";
   }
   return "?";
 }
 
 std::string_view to_string(Numerics n) {
   switch (n) {
-    case Numerics::exact:
-      return "exact";
-    case Numerics::fast:
-      return "fast";
+    case Numerics::exact: return "exact";
+    case Numerics::fast: return "fast";
   }
   return "?";
 }

@@ -19,10 +19,8 @@ class Printer {
       const Param& p = f_.params[i];
       os_ << (i ? ", " : "") << "$" << p.name << ": " << to_string(p.kind) << " "
           << dtype_name(p.dtype);
-      if (p.kind == ParamKind::Out)
-        os_ << " tile " << tessera::to_string(p.tile_shape);
-      else if (p.kind == ParamKind::In || p.kind == ParamKind::Accum)
-        os_ << " rank " << p.rank;
+      if (p.kind == ParamKind::Out) os_ << " tile " << tessera::to_string(p.tile_shape);
+      else if (p.kind == ParamKind::In || p.kind == ParamKind::Accum) os_ << " rank " << p.rank;
     }
     os_ << ") grid rank " << f_.grid_rank;
     if (f_.numerics != Numerics::exact) os_ << " numerics " << to_string(f_.numerics);
@@ -77,10 +75,8 @@ class Printer {
         os_ << " $" << param(a.param) << ", " << a.axis;
         break;
       case OpKind::Constant:
-        if (is_int(a.dtype))
-          os_ << " " << integer_constant(a);
-        else
-          os_ << " " << number(a.value);
+        if (is_int(a.dtype)) os_ << " " << integer_constant(a);
+        else os_ << " " << number(a.value);
         break;
       case OpKind::Iota:
         os_ << " axis " << a.axis;
@@ -128,11 +124,10 @@ class Printer {
           os_ << " unpadded";
         break;
       case OpKind::Load:
-        os_ << " $" << param(a.param) << (a.at_element ? " at [" : "[") << list(op.operands) << "]";
-        if (a.padded)
-          os_ << " pad " << number(a.value);
-        else
-          os_ << " unpadded";
+        os_ << " $" << param(a.param) << (a.at_element ? " at [" : "[") << list(op.operands)
+            << "]";
+        if (a.padded) os_ << " pad " << number(a.value);
+        else os_ << " unpadded";
         break;
       case OpKind::Store:
         os_ << " $" << param(a.param) << ", " << list(op.operands);
@@ -173,56 +168,22 @@ class Printer {
         os_ << " " << list(op.operands);
         region_tail(op, depth);
         return;
-      case OpKind::Neg:
-      case OpKind::Exp:
-      case OpKind::Log:
-      case OpKind::Sqrt:
-      case OpKind::Rsqrt:
-      case OpKind::Tanh:
-      case OpKind::Sin:
-      case OpKind::Cos:
-      case OpKind::Abs:
-      case OpKind::Not:
-      case OpKind::Add:
-      case OpKind::Sub:
-      case OpKind::Mul:
-      case OpKind::Div:
-      case OpKind::Max:
-      case OpKind::Min:
-      case OpKind::And:
-      case OpKind::Or:
-      case OpKind::CmpEq:
-      case OpKind::CmpNe:
-      case OpKind::CmpLt:
-      case OpKind::CmpLe:
-      case OpKind::CmpGt:
-      case OpKind::CmpGe:
+      case OpKind::Neg: case OpKind::Exp: case OpKind::Log: case OpKind::Sqrt:
+      case OpKind::Rsqrt: case OpKind::Tanh: case OpKind::Sin: case OpKind::Cos:
+      case OpKind::Abs: case OpKind::Not: case OpKind::Add: case OpKind::Sub:
+      case OpKind::Mul: case OpKind::Div: case OpKind::Max: case OpKind::Min:
+      case OpKind::And: case OpKind::Or: case OpKind::CmpEq: case OpKind::CmpNe:
+      case OpKind::CmpLt: case OpKind::CmpLe: case OpKind::CmpGt: case OpKind::CmpGe:
       case OpKind::Mma:
         if (!op.operands.empty()) os_ << " " << list(op.operands);
         if (op.attrs.tf32) os_ << " tf32";
         break;
-      case OpKind::Select:
-      case OpKind::Yield:
-      case OpKind::Exp2:
-      case OpKind::Log2:
-      case OpKind::Log1p:
-      case OpKind::Expm1:
-      case OpKind::Erf:
-      case OpKind::Sigmoid:
-      case OpKind::Floor:
-      case OpKind::Ceil:
-      case OpKind::Round:
-      case OpKind::Trunc:
-      case OpKind::IsNan:
-      case OpKind::IsInf:
-      case OpKind::Xor:
-      case OpKind::Pow:
-      case OpKind::Fmod:
-      case OpKind::Copysign:
-      case OpKind::Rem:
-      case OpKind::Shl:
-      case OpKind::Shr:
-      case OpKind::Fma:
+      case OpKind::Select: case OpKind::Yield:
+      case OpKind::Exp2: case OpKind::Log2: case OpKind::Log1p: case OpKind::Expm1:
+      case OpKind::Erf: case OpKind::Sigmoid: case OpKind::Floor: case OpKind::Ceil:
+      case OpKind::Round: case OpKind::Trunc: case OpKind::IsNan: case OpKind::IsInf:
+      case OpKind::Xor: case OpKind::Pow: case OpKind::Fmod: case OpKind::Copysign:
+      case OpKind::Rem: case OpKind::Shl: case OpKind::Shr: case OpKind::Fma:
       case OpKind::Clamp:
         if (!op.operands.empty()) os_ << " " << list(op.operands);
         break;
@@ -257,8 +218,6 @@ class Printer {
 
 }  // namespace
 
-std::string print(const Function& f) {
-  return Printer(f).run();
-}
+std::string print(const Function& f) { return Printer(f).run(); }
 
 }  // namespace tessera::ir

@@ -515,11 +515,10 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
         if (device->is_cuda()) {
           const backend::cuda::KernelSpec kernel_spec{gpu_arch(*device), tensor_specs};
           const backend::cuda::EmittedKernel e = backend::cuda::emit(spec.kernel->fn, kernel_spec);
-          spec.gpu =
-              gpu_prepare(*device, {spec.kernel->fn.name, e.entry, e.source, e.threads,
-                                    e.blocks_per_tile, e.shared_bytes,
-                                    gpu_params(spec.kernel->fn.params), op_sites(spec.kernel->fn),
-                                    e.reports_errors, e.tensor_maps, e.blocks_per_sm});
+          spec.gpu = gpu_prepare(
+              *device, {spec.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile,
+                        e.shared_bytes, gpu_params(spec.kernel->fn.params),
+                        op_sites(spec.kernel->fn), e.reports_errors, e.tensor_maps, e.blocks_per_sm});
         }
         entry->spec = spec;
         entry->ready = true;

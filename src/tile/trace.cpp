@@ -55,9 +55,7 @@ Traced& Traced::operator=(Traced&& other) {
   return *this;
 }
 
-const ir::Type& Traced::type() const {
-  return current({}).fn.type(value_);
-}
+const ir::Type& Traced::type() const { return current({}).fn.type(value_); }
 
 namespace {
 // Gives the object a variable holding its current value; the store goes to the region that owns
@@ -166,9 +164,7 @@ Shape broadcast_shape(ir::OpKind kind, const std::vector<ir::ValueId>& values, S
       if (d != 1 && out[i] != 1 && d != out[i]) {
         std::string operands;
         for (size_t j = 0; j < values.size(); ++j)
-          operands += (j == 0                   ? ""
-                       : j + 1 == values.size() ? " and "
-                                                : ", ") +
+          operands += (j == 0 ? "" : j + 1 == values.size() ? " and " : ", ") +
                       ir::to_string(type_of(values[j]));
         fail_at<KernelError>(loc, "'", ir::mnemonic(kind), "' cannot broadcast ", operands,
                              " together: axis ", i, " has extents ", out[i], " and ", d);
@@ -212,15 +208,9 @@ void set_numerics(ir::Numerics n, SourceLoc loc) {
   t.numerics_loc = loc;
 }
 
-const ir::Type& type_of(ir::ValueId v) {
-  return current({}).fn.type(v);
-}
-const ir::Param& param(int index) {
-  return current({}).fn.params.at(index);
-}
-int grid_rank() {
-  return current({}).fn.grid_rank;
-}
+const ir::Type& type_of(ir::ValueId v) { return current({}).fn.type(v); }
+const ir::Param& param(int index) { return current({}).fn.params.at(index); }
+int grid_rank() { return current({}).fn.grid_rank; }
 
 // ---- control flow ------------------------------------------------------------------------
 

@@ -63,9 +63,7 @@ struct OpInfo {
   OpClass cls;
 };
 const OpInfo& op_info(OpKind k);
-inline std::string_view mnemonic(OpKind k) {
-  return op_info(k).mnemonic;
-}
+inline std::string_view mnemonic(OpKind k) { return op_info(k).mnemonic; }
 
 struct Type {
   DType dtype = DType::F32;
@@ -82,18 +80,18 @@ using ValueId = uint32_t;
 
 // Attributes. Each op kind reads the fields its row documents; the rest stay default.
 struct Attrs {
-  int axis = -1;              // tile_index, num_tiles, dim, iota, reductions, scans, slice, concat
-  int param = -1;             // which kernel parameter: scalar_param, dim, load, gather, store
-  int var = -1;               // local_load / local_store
-  Shape shape;                // constant, iota, broadcast, reshape, load
+  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions, scans, slice, concat
+  int param = -1;        // which kernel parameter: scalar_param, dim, load, gather, store
+  int var = -1;          // local_load / local_store
+  Shape shape;           // constant, iota, broadcast, reshape, load
   std::vector<int64_t> perm;  // permute
-  double value = 0;           // constant; load's padding value
+  double value = 0;      // constant; load's padding value
   // An integer constant's exact value (`value` holds it as a double, exact only to 2^53). Read
   // it through integer_constant(), which falls back to `value` for IR built without it.
   std::optional<int64_t> exact;
-  bool padded = true;       // load: pad out-of-tensor elements (else they are a bounds error)
-  bool exclusive = false;   // scans: element i covers 0..i-1 (else 0..i)
-  bool descending = false;  // sort, argsort: largest first (else smallest first)
+  bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
+  bool exclusive = false;    // scans: element i covers 0..i-1 (else 0..i)
+  bool descending = false;   // sort, argsort: largest first (else smallest first)
   // load: the operands are the element where the tile starts along each axis (load_at), not its
   // tile coordinate.
   bool at_element = false;
@@ -104,7 +102,7 @@ struct Attrs {
   // away from zero) before the exact products are summed in f32: tensor cores on the GPU
   // (docs/dsl.md, "Matrix multiply precision"). Only asked for by the user; never chosen for them.
   bool tf32 = false;
-  std::string text;  // print
+  std::string text;      // print
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 
@@ -159,13 +157,13 @@ enum class Stage : uint8_t { Traced, Promoted };
 struct Function {
   std::string name;
   std::vector<Param> params;
-  int grid_rank = 0;  // the grid's rank: its Out partitions', else its Accum's grid's
+  int grid_rank = 0;        // the grid's rank: its Out partitions', else its Accum's grid's
   Numerics numerics = Numerics::exact;
   std::vector<Type> values;  // type of each ValueId
   std::vector<Type> vars;    // type of each tracer-local variable
   Block body;
   Stage stage = Stage::Traced;
-  SourceLoc loc;  // where the kernel is defined
+  SourceLoc loc;            // where the kernel is defined
 
   const Type& type(ValueId v) const { return values.at(v); }
   ValueId new_value(Type t) {

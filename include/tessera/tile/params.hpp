@@ -42,8 +42,8 @@ struct IndexArg {
   // A tile of another element type -- most often x.dim(axis), an i64 extent -- is not an index:
   // this overload exists only to say what to write instead of the list of candidates.
   template <Element T>
-  requires(!std::is_same_v<T, int32_t>)
-      IndexArg(const Tile<T>&, std::source_location l = std::source_location::current())  // NOLINT
+    requires(!std::is_same_v<T, int32_t>)
+  IndexArg(const Tile<T>&, std::source_location l = std::source_location::current())  // NOLINT
       : loc(l) {
     static_assert(detail::always_false<T>,
                   "a for_range bound or step, or a load coordinate, must be an Index "
@@ -202,10 +202,9 @@ class In {
   // Inputs are read-only: this overload exists only to say so.
   template <class... Args>
   void store(Args&&...) const {
-    static_assert(
-        detail::always_false<Args...>,
-        "store() on an In<T> parameter: kernel inputs are read-only. Declare the "
-        "parameter Out<T> and pass a partition (std::move(t).partition(tile)) to write it.");
+    static_assert(detail::always_false<Args...>,
+                  "store() on an In<T> parameter: kernel inputs are read-only. Declare the "
+                  "parameter Out<T> and pass a partition (std::move(t).partition(tile)) to write it.");
   }
 
  private:

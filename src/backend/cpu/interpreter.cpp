@@ -109,12 +109,9 @@ class Interpreter {
   static Value scalar(const TileData& t) { return t.v.at(0); }
   // A tile the host cannot hold: an error naming it, its size and the device, not a bad_alloc.
   [[noreturn]] void fail_tile_memory(const ir::Op& op, const ir::Type& t, int64_t n) const {
-    fail_at<OutOfMemoryError>(op.loc, "kernel '", f_.name,
-                              "': out of memory: the CPU backend "
-                              "holds a ",
-                              to_string(t), " tile (", ir::mnemonic(op.kind), ") as ", n,
-                              " values of ", sizeof(Value),
-                              " bytes, which could not be "
+    fail_at<OutOfMemoryError>(op.loc, "kernel '", f_.name, "': out of memory: the CPU backend "
+                              "holds a ", to_string(t), " tile (", ir::mnemonic(op.kind), ") as ",
+                              n, " values of ", sizeof(Value), " bytes, which could not be "
                               "allocated on cpu; use smaller tiles");
   }
 
