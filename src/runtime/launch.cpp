@@ -1,5 +1,6 @@
 #include "tessera/runtime/launch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -434,11 +435,19 @@ CheckedLaunch check_launch(const KernelSite& site, const std::vector<LaunchArg>&
                   "follows the Out partitions')");
     }
   }
-  if (!grid_from)
+  if (!grid_from) {
+    const bool accumulates = std::any_of(args.begin(), args.end(), [](const LaunchArg& a) {
+      return a.kind == ir::ParamKind::Accum;
+    });
+    if (!accumulates)
+      fail_launch(
+          "it has no Out parameter; the launch grid comes from the partitions of its "
+          "outputs, so a kernel needs at least one");
     fail_launch(
         "it has no Out parameter and no Accum that declares a grid; the launch grid comes "
         "from the partitions of its outputs, or from std::move(t).accumulate(grid), so a "
         "kernel needs one of them");
+  }
 
   // An output's memory is reachable through no other argument.
   for (size_t i = 0; i < args.size(); ++i) {
