@@ -42,6 +42,12 @@ const char* kind_phrase(ParamKind k) {
   return "a";
 }
 
+bool has_accum(const Function& f) {
+  for (const Param& p : f.params)
+    if (p.kind == ParamKind::Accum) return true;
+  return false;
+}
+
 // The dtypes an Accum holds: those the GPU adds atomically with a result the CPU backend's
 // ordered sum matches to rounding (atomicAdd on f32, f64, i32 and i64 words).
 bool accumulable(DType t) {
@@ -101,7 +107,9 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
         if (a.axis < 0 || a.axis >= f.grid_rank)
           return bad(info.mnemonic, "(", a.axis, ") is outside the grid, which has rank ",
                      f.grid_rank,
-                     " (the rank of the kernel's Out partitions, or of its Accum's grid)");
+                     has_accum(f) ? " (the rank of the kernel's Out partitions, or of its "
+                                    "Accum's grid)"
+                                  : " (the rank of the kernel's Out partitions)");
         return ok(scalar(DType::I32));
       }
       if (auto e = check_tensor_param(f, a, info.mnemonic.data()); !e.ok()) return e;
