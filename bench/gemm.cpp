@@ -10,6 +10,10 @@
 //   gemm --tune [M N K ...]    also a row for the autotuned GEMM (tessera/tune.hpp: the first
 //                              launch of each shape bucket times six tile shapes and keeps the
 //                              fastest; TESSERA_LOG=tune prints each one's time)
+//   gemm --split-k [M N K ...] also split-K rows (2, 3 and 4 splits, tiles 128x256x64 and
+//                              128x128x64): each block multiplies one K range of one C tile and
+//                              adds it into an f32 Accum (atomic adds), then a cast kernel writes
+//                              T; the row's time is the zeroed sums, the split-K and the cast
 //
 // With TESSERA_TARGET_ARCH=sm_80 (or sm_86, sm_89) the kernels are compiled for that Ampere
 // architecture and run as PTX that the driver compiles for the GPU: the Ampere lowering (cp.async
@@ -53,6 +57,28 @@ TESSERA_KERNEL(gemm_bias_relu, Out<T> c, In<T> a, In<T> b, In<float> bias) {
   });
   const Tile<float> row = load(bias, {0, j}, {1, BN});
   c.store(maximum(acc + broadcast(row, {BM, BN}), 0.0f).template cast<T>());
+};
+
+// Split-K over a grid of rank 2 (the pipelined lowering's): block (t, j) of a (tiles_m * S,
+// tiles_n) grid takes C tile (t % tiles_m, j) and the K tiles [s * kps, (s + 1) * kps) of it,
+// s = t / tiles_m; its product is added into c, which other splits of the tile add into too.
+template <class T, int BM, int BN, int BK>
+TESSERA_KERNEL(gemm_split_k, Accum<float> c, In<T> a, In<T> b, Scalar<int32_t> k_per_split) {
+  const Index tiles_m = ((a.dim(0) + (BM - 1)) / BM).template cast<int32_t>();
+  const Index i = tile_index(0) % tiles_m, s = tile_index(0) / tiles_m, j = tile_index(1);
+  const Index k_tiles = ((a.dim(1) + (BK - 1)) / BK).template cast<int32_t>();
+  const Index k0 = s * k_per_split;
+  Tile<float> acc = Tile<float>::zeros({BM, BN});
+  for_range(k0, minimum(k0 + k_per_split, k_tiles), [&](Index k) {
+    acc = mma(load(a, {i, k}, {BM, BK}), load(b, {k, j}, {BK, BN}), acc);
+  });
+  c.add(acc, {i, j});
+};
+
+// The split-K epilogue: the f32 sums cast to T.
+template <class T>
+TESSERA_KERNEL(cast_from_f32, Out<T> c, In<float> sums) {
+  c.store(load_like(sums, c).template cast<T>());
 };
 
 namespace {
@@ -161,8 +187,44 @@ bool bench_tuned(const char* tag, Shape3 s, const Tensor<T>& a, const Tensor<T>&
   return ok;
 }
 
+// One split-K GEMM: fresh zeroed f32 sums (the stream-ordered pool's memory, zero-filled on the
+// device), the split-K launch, and the cast to T, issued back to back (chain()). Returns the
+// cast's future (the output partition first, as LaunchRing wants).
 template <class T, int BM, int BN, int BK>
-bool bench(const char* tag, Shape3 s, bool tuned) {
+auto split_k_gemm(Partition<T, 2> out, const Tensor<T>& a, const Tensor<T>& b, int splits) {
+  const int64_t m = a.dim(0), n = b.dim(1);
+  const int64_t tiles_m = (m + BM - 1) / BM, tiles_n = (n + BN - 1) / BN;
+  const int64_t k_tiles = (a.dim(1) + BK - 1) / BK;
+  const auto kps = static_cast<int32_t>((k_tiles + splits - 1) / splits);
+  auto [sums, a1, b1, k1] =
+      gemm_split_k<T, BM, BN, BK>(zeros<float>({m, n}).accumulate({tiles_m * splits, tiles_n}), a,
+                                  b, kps)
+          .chain();
+  return cast_from_f32<T>(std::move(out), std::move(sums).tensor());
+}
+
+template <class T, int BM, int BN, int BK>
+bool bench_split_k(const char* tag, Shape3 s, const Tensor<T>& a, const Tensor<T>& b,
+                   const std::vector<T>& ha, const std::vector<T>& hb, int iterations) {
+  bool ok = true;
+  for (int splits : {2, 3, 4}) {
+    auto [c, sums] =
+        split_k_gemm<T, BM, BN, BK>(zeros<T>({s.m, s.n}).partition({128, 128}), a, b, splits)
+            .sync();
+    const std::string what = "split-K " + std::to_string(splits) + " " + std::to_string(BM) + "x" +
+                             std::to_string(BN) + "x" + std::to_string(BK) + " " + tag;
+    ok &= check(what.c_str(), std::move(c).unpartition().to_vector(), ha, hb, nullptr, s);
+    row("tessera gemm " + what + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+            std::to_string(s.k),
+        s, time_ring<T>(s, {128, 128}, iterations, [&](Partition<T, 2> out) {
+          return split_k_gemm<T, BM, BN, BK>(std::move(out), a, b, splits);
+        }));
+  }
+  return ok;
+}
+
+template <class T, int BM, int BN, int BK>
+bool bench(const char* tag, Shape3 s, bool tuned, bool split_k = false) {
   const std::vector<T> ha = random_values<T>(s.m * s.k, 1), hb = random_values<T>(s.k * s.n, 2);
   std::vector<float> hbias = random_values<float>(s.n, 3);
   const auto a = from_host<T>(ha, {s.m, s.k});
@@ -192,6 +254,10 @@ bool bench(const char* tag, Shape3 s, bool tuned) {
         return gemm_bias_relu<T, BM, BN, BK>(std::move(out), a, b, bias);
       }));
   if (tuned) ok &= bench_tuned<T>(tag, s, a, b, ha, hb, iterations);
+  if (split_k) {
+    ok &= bench_split_k<T, 128, 256, 64>(tag, s, a, b, ha, hb, iterations);
+    ok &= bench_split_k<T, 128, 128, 64>(tag, s, a, b, ha, hb, iterations);
+  }
   return ok;
 }
 
@@ -199,11 +265,13 @@ bool bench(const char* tag, Shape3 s, bool tuned) {
 
 int main(int argc, char** argv) {
   std::vector<Shape3> shapes;
-  bool tuned = false;
+  bool tuned = false, split_k = false;
   std::vector<const char*> numbers;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--tune")
       tuned = true;
+    else if (std::string(argv[i]) == "--split-k")
+      split_k = true;
     else
       numbers.push_back(argv[i]);
   for (size_t i = 0; i + 2 < numbers.size(); i += 3)
@@ -222,8 +290,8 @@ int main(int argc, char** argv) {
       ok &= bench<half, 64, 128, 64>("f16", s, tuned);
       ok &= bench<bfloat16, 64, 128, 64>("bf16", s, tuned);
     } else {
-      ok &= bench<half, 128, 256, 64>("f16", s, tuned);
-      ok &= bench<bfloat16, 128, 256, 64>("bf16", s, tuned);
+      ok &= bench<half, 128, 256, 64>("f16", s, tuned, split_k);
+      ok &= bench<bfloat16, 128, 256, 64>("bf16", s, tuned, split_k);
       if (ampere) {
         ok &= bench<half, 128, 128, 32>("f16 (tile 128x128x32)", s, false);
         ok &= bench<bfloat16, 128, 128, 32>("bf16 (tile 128x128x32)", s, false);

@@ -63,8 +63,25 @@ void check_safety(const ir::Function& f) {
   std::vector<bool> stored(f.params.size(), false);
   std::vector<SourceLoc> first_store(f.params.size());
   ir::walk(f.body, [&](const ir::Op& op) {
+    if (op.kind == ir::OpKind::Accumulate) {
+      const ir::Param& p = f.params.at(op.attrs.param);
+      if (p.kind != ir::ParamKind::Accum)
+        fail_at<KernelError>(op.loc, "kernel '", f.name, "' accumulates into '", p.name,
+                             "', which is not an Accum parameter; only an Accum may take adds "
+                             "from every block (declare it Accum<T>), and an Out is written "
+                             "only by its own tile's store");
+      return;
+    }
     if (is_store(op)) {
       const ir::Param& p = f.params.at(op.attrs.param);
+      if (p.kind == ir::ParamKind::Accum)
+        fail_at<KernelError>(op.loc, "kernel '", f.name, "' stores to '", p.name,
+                             "', an Accum parameter: the tiles of an Accum may overlap, so its "
+                             "only permitted write is an add that commutes with every other "
+                             "block's (",
+                             p.name,
+                             ".add(tile, {...})); to overwrite a tile, "
+                             "make it an Out parameter");
       if (p.kind != ir::ParamKind::Out)
         fail_at<KernelError>(op.loc, "kernel '", f.name, "' stores to '", p.name,
                              "', which is not an Out parameter; inputs are read-only");
@@ -73,6 +90,12 @@ void check_safety(const ir::Function& f) {
       if (!stored[op.attrs.param]) first_store[op.attrs.param] = op.loc;
       stored[op.attrs.param] = true;
     }
+    if ((op.kind == ir::OpKind::Load || op.kind == ir::OpKind::Gather) &&
+        f.params.at(op.attrs.param).kind == ir::ParamKind::Accum)
+      fail_at<KernelError>(op.loc, "kernel '", f.name, "' reads '", f.params[op.attrs.param].name,
+                           "', an Accum parameter: other blocks add into it while this one "
+                           "runs, so what a read sees would depend on their timing; read the "
+                           "sums after the launch (pass the tensor to a later launch as an In)");
     if (op.kind == ir::OpKind::Load && f.params.at(op.attrs.param).kind != ir::ParamKind::In)
       fail_at<KernelError>(op.loc, "kernel '", f.name, "' loads from '",
                            f.params[op.attrs.param].name, "', which is not an In parameter");

@@ -27,6 +27,33 @@ Inferred check_tensor_param(const Function& f, const Attrs& a, const char* what)
   return none();
 }
 
+// "an Out", "an In", ...: how a message names a parameter's kind.
+const char* kind_phrase(ParamKind k) {
+  switch (k) {
+    case ParamKind::Out:
+      return "an Out";
+    case ParamKind::In:
+      return "an In";
+    case ParamKind::Scalar:
+      return "a Scalar";
+    case ParamKind::Accum:
+      return "an Accum";
+  }
+  return "a";
+}
+
+bool has_accum(const Function& f) {
+  for (const Param& p : f.params)
+    if (p.kind == ParamKind::Accum) return true;
+  return false;
+}
+
+// The dtypes an Accum holds: those the GPU adds atomically with a result the CPU backend's
+// ordered sum matches to rounding (atomicAdd on f32, f64, i32 and i64 words).
+bool accumulable(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::I32 || t == DType::I64;
+}
+
 // Whether `shape` holds at most kMaxTileElements, counted without wrapping.
 bool fits_a_tile(const Shape& shape) {
   int64_t n = 1;
@@ -79,7 +106,10 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (kind == OpKind::TileIndex || kind == OpKind::NumTiles) {
         if (a.axis < 0 || a.axis >= f.grid_rank)
           return bad(info.mnemonic, "(", a.axis, ") is outside the grid, which has rank ",
-                     f.grid_rank, " (the rank of the kernel's Out partitions)");
+                     f.grid_rank,
+                     has_accum(f) ? " (the rank of the kernel's Out partitions, or of its "
+                                    "Accum's grid)"
+                                  : " (the rank of the kernel's Out partitions)");
         return ok(scalar(DType::I32));
       }
       if (auto e = check_tensor_param(f, a, info.mnemonic.data()); !e.ok()) return e;
@@ -282,8 +312,7 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (auto e = check_tensor_param(f, a, "gather"); !e.ok()) return e;
       const Param& p = f.params[a.param];
       if (p.kind != ParamKind::In)
-        return bad("gather from '", p.name, "', which is ",
-                   (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+        return bad("gather from '", p.name, "', which is ", kind_phrase(p.kind),
                    " parameter; only In parameters are loaded");
       if (p.rank < 1 || static_cast<int>(a.shape.size()) != p.rank)
         return bad("gather from '", p.name, "' asks for a tile of shape ", to_string(a.shape),
@@ -306,7 +335,7 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
       if (auto e = check_tensor_param(f, a, "load"); !e.ok()) return e;
       const Param& p = f.params[a.param];
       if (p.kind != ParamKind::In)
-        return bad("load from '", p.name, "', which is ", (p.kind == ParamKind::Out ? "an Out" : "a Scalar"),
+        return bad("load from '", p.name, "', which is ", kind_phrase(p.kind),
                    " parameter; only In parameters are loaded");
       if (static_cast<int>(operands.size()) != p.rank)
         return bad("load from '", p.name, "' gives ", operands.size(),
@@ -325,6 +354,29 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
     case OpClass::Store: {
       if (auto e = check_tensor_param(f, a, "store"); !e.ok()) return e;
       const Param& p = f.params[a.param];
+      if (kind == OpKind::Accumulate) {
+        if (p.kind != ParamKind::Accum)
+          return bad("accumulate into '", p.name, "', which is ", kind_phrase(p.kind),
+                     " parameter; declare it Accum<", dtype_name(p.dtype), "> to add into it");
+        if (!accumulable(p.dtype))
+          return bad("accumulate into '", p.name, "', an Accum<", dtype_name(p.dtype),
+                     ">: adds are atomic on the GPU, which holds them for f32, f64, i32 and i64 "
+                     "only; accumulate in f32 (or i32) and cast the result afterwards");
+        if (operands.empty()) return bad("accumulate into '", p.name, "' has no value");
+        const Type& v = T(0);
+        if (v.dtype != p.dtype || v.rank() != p.rank)
+          return bad("accumulate of a ", to_string(v), " tile into '", p.name, "', an Accum<",
+                     dtype_name(p.dtype), "> of rank ", p.rank,
+                     ": the tile has the tensor's dtype and rank");
+        if (operands.size() != 1 + static_cast<size_t>(p.rank))
+          return bad("accumulate into '", p.name, "' gives ", operands.size() - 1,
+                     " start elements, but the tensor has rank ", p.rank);
+        for (size_t i = 1; i < operands.size(); ++i)
+          if (!is_i32_scalar(T(i)))
+            return bad("start element ", i - 1, " of an accumulate into '", p.name,
+                       "' must be an i32 scalar, not ", to_string(T(i)));
+        return none();
+      }
       if (p.kind != ParamKind::Out)
         return bad("store to '", p.name, "', which is not an Out parameter; declare it Out<",
                    dtype_name(p.dtype), "> to write it");

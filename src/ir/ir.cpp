@@ -34,6 +34,7 @@ std::string_view to_string(ParamKind k) {
     case ParamKind::Out: return "out";
     case ParamKind::In: return "in";
     case ParamKind::Scalar: return "scalar";
+    case ParamKind::Accum: return "accum";
   }
   return "?";
 }

@@ -20,7 +20,7 @@ class Printer {
       os_ << (i ? ", " : "") << "$" << p.name << ": " << to_string(p.kind) << " "
           << dtype_name(p.dtype);
       if (p.kind == ParamKind::Out) os_ << " tile " << tessera::to_string(p.tile_shape);
-      else if (p.kind == ParamKind::In) os_ << " rank " << p.rank;
+      else if (p.kind == ParamKind::In || p.kind == ParamKind::Accum) os_ << " rank " << p.rank;
     }
     os_ << ") grid rank " << f_.grid_rank;
     if (f_.numerics != Numerics::exact) os_ << " numerics " << to_string(f_.numerics);
@@ -134,6 +134,11 @@ class Printer {
         break;
       case OpKind::StorePart:
         os_ << " $" << param(a.param) << "["
+            << list(std::vector<ValueId>(op.operands.begin() + 1, op.operands.end())) << "], "
+            << list({op.operands[0]});
+        break;
+      case OpKind::Accumulate:
+        os_ << " $" << param(a.param) << " at ["
             << list(std::vector<ValueId>(op.operands.begin() + 1, op.operands.end())) << "], "
             << list({op.operands[0]});
         break;

@@ -12,7 +12,7 @@ namespace tessera::ir {
 namespace {
 
 constexpr uint32_t kMagic = 0x52495354;  // "TSIR"
-constexpr uint32_t kFormat = 2;          // 2: slice, sort and tf32 attributes
+constexpr uint32_t kFormat = 3;          // 2: slice, sort and tf32 attributes; 3: accumulate
 constexpr unsigned kOpKinds = 0
 #define TESSERA_OP(E, mnemonic, nops, nres, nreg, cls) +1
 #include "tessera/ir/ops.def"
@@ -28,7 +28,7 @@ constexpr unsigned kDTypes = 0
 // A new field in these structs must be written and read below; the sizes catch one forgotten.
 static_assert(sizeof(Attrs) == 152, "Attrs changed: update ir/serialize.cpp, then this size");
 static_assert(sizeof(Op) == 248, "Op changed: update ir/serialize.cpp, then this size");
-static_assert(sizeof(Param) == 64, "Param changed: update ir/serialize.cpp, then this size");
+static_assert(sizeof(Param) == 72, "Param changed: update ir/serialize.cpp, then this size");
 static_assert(sizeof(Function) == 184, "Function changed: update ir/serialize.cpp, then this size");
 #endif
 
@@ -224,6 +224,7 @@ std::string serialize(const Function& f) {
     w.put(p.dtype);
     w.put(p.rank);
     w.vec(p.tile_shape);
+    w.put(p.grid_rank);
   }
   w.put(f.grid_rank);
   w.put(f.numerics);
@@ -246,10 +247,11 @@ std::optional<Function> deserialize(std::string_view bytes) {
   for (size_t i = 0; i < params && r.ok(); ++i) {
     Param p;
     p.name = r.str();
-    p.kind = r.enumeration<ParamKind>(3);
+    p.kind = r.enumeration<ParamKind>(4);
     p.dtype = r.dtype();
     p.rank = r.get<int>();
     p.tile_shape = r.vec<int64_t>();
+    p.grid_rank = r.get<int>();
     f.params.push_back(std::move(p));
   }
   f.grid_rank = r.get<int>();

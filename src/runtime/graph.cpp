@@ -71,11 +71,14 @@ std::shared_ptr<const CaptureArgs> capture_arguments(const KernelSite& site,
     const LaunchArg& a = args[i];
     if (!a.tensor) continue;
     c->storages.push_back(HandleInternals::storage(*a.tensor));
-    c->names.push_back(detail::cat(
-        "argument ", i + 1, " ('", names[i], "', ", a.kind == ir::ParamKind::Out ? "Out" : "In",
-        ") of kernel '", site.name, "'",
-        site.loc.known() ? " (defined at " + site.loc.str() + ")" : "", ", a ",
-        dtype_name(a.tensor->dtype()), " tensor of shape ", to_string(a.tensor->shape())));
+    c->names.push_back(detail::cat("argument ", i + 1, " ('", names[i], "', ",
+                                   a.kind == ir::ParamKind::Out     ? "Out"
+                                   : a.kind == ir::ParamKind::Accum ? "Accum"
+                                                                    : "In",
+                                   ") of kernel '", site.name, "'",
+                                   site.loc.known() ? " (defined at " + site.loc.str() + ")" : "",
+                                   ", a ", dtype_name(a.tensor->dtype()), " tensor of shape ",
+                                   to_string(a.tensor->shape())));
   }
   return c;
 }
@@ -118,11 +121,12 @@ void graph_check_launch(const KernelSite& site, std::span<const LaunchArg> args,
   if (!any_held()) return;
   std::lock_guard lock(registry().mu);
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != ir::ParamKind::Out || !args[i].tensor) continue;
+    const bool accum = args[i].kind == ir::ParamKind::Accum;
+    if ((args[i].kind != ir::ParamKind::Out && !accum) || !args[i].tensor) continue;
     if (const Hold* h = foreign_hold(args[i].tensor->storage()))
       fail_at<GraphError>(call, "kernel '", site.name, "': argument ", i + 1,
-                          " (Out) writes a tensor that ", *h->graph->label, " holds (", h->what,
-                          "): the graph ", use_of(*h),
+                          accum ? " (Accum)" : " (Out)", " writes a tensor that ", *h->graph->label,
+                          " holds (", h->what, "): the graph ", use_of(*h),
                           " it on every replay, so nothing outside the graph may write it while "
                           "the graph lives; capture this launch into the graph, or destroy the "
                           "graph first");

@@ -156,7 +156,9 @@ void Graph::rebind_handle(const runtime::TensorHandle& captured,
   for (const State::Step& step : *steps)
     for (size_t i = 0; i < step.args.args.size(); ++i)
       for (size_t j = 0; j < step.args.args.size(); ++j) {
-        if (i == j || step.kernel->fn.params[i].kind != ir::ParamKind::Out ||
+        if (i == j ||
+            (step.kernel->fn.params[i].kind != ir::ParamKind::Out &&
+             step.kernel->fn.params[i].kind != ir::ParamKind::Accum) ||
             step.kernel->fn.params[j].kind == ir::ParamKind::Scalar)
           continue;
         const auto [lo, hi] = span_of(step.args.args[i].tensor);

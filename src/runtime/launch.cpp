@@ -1,5 +1,6 @@
 #include "tessera/runtime/launch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -214,9 +215,10 @@ namespace {
 
 std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamKind k) {
   return detail::cat("argument ", i + 1, " ('", names[i], "', ",
-                     k == ir::ParamKind::Out  ? "Out"
-                     : k == ir::ParamKind::In ? "In"
-                                              : "Scalar",
+                     k == ir::ParamKind::Out     ? "Out"
+                     : k == ir::ParamKind::In    ? "In"
+                     : k == ir::ParamKind::Accum ? "Accum"
+                                                 : "Scalar",
                      ")");
 }
 
@@ -294,9 +296,10 @@ void specialization_key(std::string& key, const KernelSite& site, std::span<cons
     put(key, a.kind);
     put(key, a.dtype);
     if (a.tensor) put(key, a.tensor->rank());
-    if (a.kind == ir::ParamKind::Out) {
+    if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
       put(key, a.tile.size());
-      for (int64_t e : a.tile) put(key, e);
+      if (a.kind == ir::ParamKind::Out)  // an Accum's grid extents are run-time values
+        for (int64_t e : a.tile) put(key, e);
     }
     if (!tensor_specs.empty() && a.tensor) {
       put(key, tensor_specs[i].inner_unit_stride);
@@ -380,10 +383,13 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   }
 
   // An output is a partition's handle (its only one), never a handle made into an output by hand.
+  auto written = [](ir::ParamKind k) {
+    return k == ir::ParamKind::Out || k == ir::ParamKind::Accum;
+  };
   for (size_t i = 0; i < args.size(); ++i)
-    if (args[i].kind == ir::ParamKind::Out && !args[i].partitioned.marks(args[i].tensor))
+    if (written(args[i].kind) && !args[i].partitioned.marks(args[i].tensor))
       fail_at<OwnershipError>(call, "kernel '", site.name,
-                              "': ", describe(names(), i, ir::ParamKind::Out),
+                              "': ", describe(names(), i, args[i].kind),
                               " is not a partition's handle; an output is written tile by tile "
                               "only through a partition, std::move(t).partition(tile), which "
                               "needs the only handle to its storage");
@@ -406,21 +412,47 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
                   to_string(grid), "; the outputs of one launch share its grid");
     }
   }
-  if (!first_out)
+  // An Accum's declared grid is the grid when no Out defines one, and agrees with it otherwise.
+  std::optional<size_t> grid_from = first_out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
+    if (a.kind != ir::ParamKind::Accum || a.tile.empty()) continue;
+    if (!grid_from) {
+      grid_from = i;
+      grid.assign(a.tile.begin(), a.tile.end());
+    } else if (!std::ranges::equal(a.tile, grid)) {
+      fail_launch(describe(names(), i, a.kind), " declares a grid of ",
+                  to_string(Shape(a.tile.begin(), a.tile.end())),
+                  " blocks, but ", describe(names(), *grid_from, args[*grid_from].kind),
+                  first_out ? " is cut into " : " declares ", to_string(grid),
+                  "; the arguments of one launch share its grid (accumulate() with no grid "
+                  "follows the Out partitions')");
+    }
+  }
+  if (!grid_from) {
+    const bool accumulates = std::any_of(args.begin(), args.end(), [](const LaunchArg& a) {
+      return a.kind == ir::ParamKind::Accum;
+    });
+    if (!accumulates)
+      fail_launch(
+          "it has no Out parameter; the launch grid comes from the partitions of its "
+          "outputs, so a kernel needs at least one");
     fail_launch(
-        "it has no Out parameter; the launch grid comes from the partitions of its "
-        "outputs, so a kernel needs at least one");
+        "it has no Out parameter and no Accum that declares a grid; the launch grid comes "
+        "from the partitions of its outputs, or from std::move(t).accumulate(grid), so a "
+        "kernel needs one of them");
+  }
 
   // An output's memory is reachable through no other argument.
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != ir::ParamKind::Out) continue;
+    if (!written(args[i].kind)) continue;
     const auto [lo, hi] = args[i].tensor->byte_range();
     for (size_t j = 0; j < args.size(); ++j) {
       if (j == i || !args[j].tensor) continue;
       const auto [lo2, hi2] = args[j].tensor->byte_range();
       if (lo < hi2 && lo2 < hi)
         fail_at<OwnershipError>(call, "kernel '", site.name,
-                                "': ", describe(names(), i, ir::ParamKind::Out), " overlaps ",
+                                "': ", describe(names(), i, args[i].kind), " overlaps ",
                                 describe(names(), j, args[j].kind),
                                 " in memory; an output may not be reachable through another "
                                 "argument, or tiles would race with reads of it");
@@ -457,8 +489,10 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       std::vector<ir::Param> ps;
       for (size_t i = 0; i < args.size(); ++i) {
         const LaunchArg& a = args[i];
+        const bool accum = a.kind == ir::ParamKind::Accum;
         ps.push_back(ir::Param{names()[i], a.kind, a.dtype, a.tensor ? a.tensor->rank() : 0,
-                               Shape(a.tile.begin(), a.tile.end())});
+                               accum ? Shape{} : Shape(a.tile.begin(), a.tile.end()),
+                               accum ? static_cast<int>(a.tile.size()) : 0});
       }
       return ps;
     };
@@ -511,7 +545,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   launch_args.args.reserve(args.size());
   for (const LaunchArg& a : args) {
     backend::ArgValue v;
-    if (a.tensor) checked.uses_.emplace_back(a.tensor->storage(), a.kind == ir::ParamKind::Out);
+    if (a.tensor) checked.uses_.emplace_back(a.tensor->storage(), written(a.kind));
     if (a.tensor)
       v.tensor = backend::TensorArg{HandleInternals::data(*a.tensor), a.tensor->dtype(),
                                     a.tensor->shape(), a.tensor->strides()};

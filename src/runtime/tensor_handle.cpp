@@ -335,4 +335,23 @@ Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc) {
   return grid;
 }
 
+void check_accumulation(const TensorHandle& h, const Shape& grid, SourceLoc loc) {
+  h.check_alive(loc);
+  // The same ownership rule as a partition's: the launch is the only writer and the only reader.
+  if (h.use_count() - graph_check_partition(*h.storage(), loc) > 1)
+    fail_at<OwnershipError>(loc, "accumulate() needs the only handle to the tensor's storage, but ",
+                            h.use_count(),
+                            " handles share it (copies, views, or launches still reading it); "
+                            "drop the other handles, or sync the launches, first");
+  if (h.storage()->escaped())
+    fail_at<OwnershipError>(loc,
+                            "accumulate() needs the only handle to the tensor's storage, but "
+                            "its address was handed out by unchecked_data(); accumulate into a "
+                            "copy instead, t.to(t.device()).accumulate(grid)");
+  for (int64_t g : grid)
+    if (g <= 0)
+      fail_at<UsageError>(loc, "accumulate(): grid ", to_string(grid),
+                          " has a non-positive extent; give each axis's block count");
+}
+
 }  // namespace tessera::runtime

@@ -244,11 +244,16 @@ ir::Function trace(std::string name, std::vector<ir::Param> params, SourceLoc lo
   fn.name = std::move(name);
   fn.params = std::move(params);
   fn.loc = loc;
-  for (const ir::Param& p : fn.params)
-    if (p.kind == ir::ParamKind::Out) {
+  // The grid's rank: the Out partitions' (they define the grid), else what an Accum's launch
+  // declared (accumulate(grid)).
+  bool from_out = false;
+  for (const ir::Param& p : fn.params) {
+    if (p.kind == ir::ParamKind::Out && !from_out) {
       fn.grid_rank = p.rank;
-      break;
+      from_out = true;
     }
+    if (p.kind == ir::ParamKind::Accum && !from_out && p.grid_rank > 0) fn.grid_rank = p.grid_rank;
+  }
   TraceState state(fn);
   g_trace = &state;
   struct Reset {

@@ -450,6 +450,28 @@ ir::Function gathers() {
       });
 }
 
+// Adds into Accum parameters: a split-K GEMM's accumulator (grid rank 3) straight from the mma
+// fragments, and a histogram's counts (a reduction's slice layout, held by several threads).
+ir::Function accumulates() {
+  return trace_kernel<Accum<float>, Accum<int32_t>, In<half>, In<half>, In<int32_t>>(
+      "accumulates",
+      {{"c", ir::ParamKind::Accum, DType::F32, 2, {}, 3},
+       {"hist", ir::ParamKind::Accum, DType::I32, 1, {}, 3},
+       in_param("a", DType::F16, 2),
+       in_param("b", DType::F16, 2),
+       in_param("v", DType::I32, 1)},
+      [](Accum<float> c, Accum<int32_t> hist, In<half> a, In<half> b, In<int32_t> v) {
+        const Index i = tile_index(0), j = tile_index(1), s = tile_index(2);
+        Tile<float> acc = Tile<float>::zeros({64, 64});
+        for_range(s, 8, num_tiles(2), [&](Index k) {
+          acc = mma(load(a, {i, k}, {64, 32}), load(b, {k, j}, {32, 64}), acc);
+        });
+        c.add(acc, {i, j});
+        const Tile<bool> hit = load(v, {s}, {256}).reshape({256, 1}) == iota<int32_t>({1, 32}, 1);
+        hist.add_at(sum(hit.cast<int32_t>(), 0).reshape({32}), {0});
+      });
+}
+
 // A load that must not reach past the tensor: out-of-bounds elements set the error flag.
 ir::Function unpadded() {
   return trace_kernel<Out<float>, In<float>>(
@@ -512,6 +534,7 @@ const std::vector<CorpusKernel>& corpus() {
       {"sorts", sorts},
       {"gathers", gathers},
       {"store_parts", store_parts},
+      {"accumulates", accumulates},
   };
   return kernels;
 }

@@ -128,7 +128,9 @@ struct Op {
   SourceLoc loc;
 };
 
-enum class ParamKind : uint8_t { Out, In, Scalar };
+// Accum: a tensor the launch holds exclusively, like an Out, but which blocks only add into
+// (ops.def, accumulate), anywhere: its tiles may overlap, since additions commute.
+enum class ParamKind : uint8_t { Out, In, Scalar, Accum };
 std::string_view to_string(ParamKind k);
 
 struct Param {
@@ -137,6 +139,9 @@ struct Param {
   DType dtype;
   int rank = 0;      // tensors: rank of the tensor (a scalar: 0)
   Shape tile_shape;  // Out: this block's tile, fixed by the partition
+  // Accum: the rank of the grid its launch declares (accumulate(grid)); 0 when the launch's Out
+  // partitions define the grid. Read only while tracing (it sets Function::grid_rank).
+  int grid_rank = 0;
 };
 
 // How a kernel's floating-point math may be lowered (docs/dsl.md, "Numerics"). `exact`: every
@@ -152,7 +157,7 @@ enum class Stage : uint8_t { Traced, Promoted };
 struct Function {
   std::string name;
   std::vector<Param> params;
-  int grid_rank = 0;        // rank of the Out partitions, which is the grid's rank
+  int grid_rank = 0;        // the grid's rank: its Out partitions', else its Accum's grid's
   Numerics numerics = Numerics::exact;
   std::vector<Type> values;  // type of each ValueId
   std::vector<Type> vars;    // type of each tracer-local variable

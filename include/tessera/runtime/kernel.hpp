@@ -3,6 +3,7 @@
 // argument is a compile error that says what to pass instead:
 //   Out<T, R>  <- Partition<T, R>&&   (moved in; the launch owns it until the work is done)
 //   In<T, R>   <- Tensor<T, R>        (a handle is kept until the work is done)
+//   Accum<T, R> <- Accumulation<T, R>&& (std::move(t).accumulate(grid); owned like a partition)
 //   Scalar<T>  <- a value convertible to T, whose value T holds: checked at launch, so 2^32 for
 //                 a Scalar<int32_t>, -1 for a Scalar<uint8_t>, 2.5 for an integer or 1e300 for a
 //                 Scalar<float> is a LaunchError naming the kernel, parameter and value
@@ -48,6 +49,12 @@ struct ParamTraits<tile::In<T, R>> {
   using element = T;
   static constexpr int rank = R;
 };
+template <Element T, int R>
+struct ParamTraits<tile::Accum<T, R>> {
+  static constexpr ir::ParamKind kind = ir::ParamKind::Accum;
+  using element = T;
+  static constexpr int rank = R;
+};
 template <Element T>
 struct ParamTraits<tile::Scalar<T>> {
   static constexpr ir::ParamKind kind = ir::ParamKind::Scalar;
@@ -57,20 +64,29 @@ struct ParamTraits<tile::Scalar<T>> {
 
 template <class A>
 struct HostArg {
-  static constexpr bool tensor = false, partition = false;
+  static constexpr bool tensor = false, partition = false, accumulation = false;
 };
 template <Element T, int R>
 struct HostArg<Tensor<T, R>> {
-  static constexpr bool tensor = true, partition = false;
+  static constexpr bool tensor = true, partition = false, accumulation = false;
   using element = T;
   static constexpr int rank = R;
 };
 template <Element T, int R>
 struct HostArg<Partition<T, R>> {
-  static constexpr bool tensor = false, partition = true;
+  static constexpr bool tensor = false, partition = true, accumulation = false;
   using element = T;
   static constexpr int rank = R;
 };
+template <Element T, int R>
+struct HostArg<Accumulation<T, R>> {
+  static constexpr bool tensor = false, partition = false, accumulation = true;
+  using element = T;
+  static constexpr int rank = R;
+};
+// Outputs the launch takes over: an Out's partition, an Accum's accumulation.
+template <ir::ParamKind K>
+inline constexpr bool owned_output = K == ir::ParamKind::Out || K == ir::ParamKind::Accum;
 
 constexpr bool ranks_agree(int a, int b) {
   return a == kDynamicRank || b == kDynamicRank || a == b;
@@ -111,8 +127,30 @@ constexpr bool check_argument() {
                     "is done, and .sync() hands it back");
       return false;
     }
+  } else if constexpr (Traits::kind == ir::ParamKind::Accum) {
+    if constexpr (!H::accumulation) {
+      static_assert(always_false<A>,
+                    "this argument is for an Accum<T> parameter, which every block adds into: "
+                    "pass std::move(t).accumulate(grid)");
+      return false;
+    } else if constexpr (!std::is_same_v<typename H::element, typename Traits::element>) {
+      static_assert(always_false<A>,
+                    "the accumulation's element type differs from the kernel's Accum<T> parameter");
+      return false;
+    } else if constexpr (!ranks_agree(H::rank, Traits::rank)) {
+      static_assert(always_false<A>,
+                    "the accumulation's rank differs from the rank of the kernel's Accum<T, R> "
+                    "parameter");
+      return false;
+    } else if constexpr (std::is_lvalue_reference_v<A> ||
+                         std::is_const_v<std::remove_reference_t<A>>) {
+      static_assert(always_false<A>,
+                    "pass the accumulation with std::move(...): the launch owns it until the "
+                    "work is done, and .sync() hands it back");
+      return false;
+    }
   } else if constexpr (Traits::kind == ir::ParamKind::In) {
-    if constexpr (H::partition) {
+    if constexpr (H::partition || H::accumulation) {
       static_assert(always_false<A>,
                     "this argument is for an In<T> parameter, but a partition is an output; "
                     "unpartition() it first to read it");
@@ -130,7 +168,7 @@ constexpr bool check_argument() {
       return false;
     }
   } else {
-    if constexpr (H::tensor || H::partition ||
+    if constexpr (H::tensor || H::partition || H::accumulation ||
                   !std::is_convertible_v<D, typename Traits::element>) {
       static_assert(always_false<A>,
                     "this argument is for a Scalar<T> parameter: pass a value convertible to T");
@@ -166,6 +204,9 @@ LaunchArg describe_argument([[maybe_unused]] const KernelSite& site, [[maybe_unu
     if constexpr (Traits::kind == ir::ParamKind::Out) {
       arg.tile = a.tile_shape();
       arg.partitioned = HandleAccess::mark(a);
+    } else if constexpr (Traits::kind == ir::ParamKind::Accum) {
+      arg.tile = a.grid();  // the grid the launch declares (LaunchArg::tile)
+      arg.partitioned = HandleAccess::mark(a);
     }
   }
   return arg;
@@ -178,7 +219,7 @@ LaunchArg describe_argument([[maybe_unused]] const KernelSite& site, [[maybe_unu
 struct Pending {};  // an output, not taken yet
 template <class P, class A>
 auto copy_argument(const A& a) {
-  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out)
+  if constexpr (owned_output<ParamTraits<P>::kind>)
     return Pending{};
   else if constexpr (ParamTraits<P>::kind == ir::ParamKind::In)
     return std::remove_cvref_t<A>(a);
@@ -188,7 +229,7 @@ auto copy_argument(const A& a) {
 template <class P, class A, class C>
 auto take_argument(A&& a, C& copy) noexcept {
   using D = std::remove_cvref_t<A>;
-  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) {
+  if constexpr (owned_output<ParamTraits<P>::kind>) {
     static_assert(std::is_nothrow_move_constructible_v<D>);
     return D(std::forward<A>(a));
   } else {
@@ -199,7 +240,7 @@ auto take_argument(A&& a, C& copy) noexcept {
 // Moves a taken output back into the caller's variable (the start of the work failed).
 template <class P, class A, class O>
 void give_back(A& caller, O& owned) noexcept {
-  if constexpr (ParamTraits<P>::kind == ir::ParamKind::Out) caller = std::move(owned);
+  if constexpr (owned_output<ParamTraits<P>::kind>) caller = std::move(owned);
 }
 
 template <class F>

@@ -39,9 +39,10 @@ struct LaunchArg {
   DType dtype;
   int declared_rank = kDynamicRank;      // Out<T, R> / In<T, R>
   const TensorHandle* tensor = nullptr;  // Out and In
-  // Out: the partition's tile shape, the caller's (alive while check_launch reads it).
+  // Out: the partition's tile shape; Accum: the grid it declares. The caller's (alive while
+  // check_launch reads it).
   std::span<const int64_t> tile;
-  PartitionMark partitioned;  // Out: HandleAccess::mark() of the partition
+  PartitionMark partitioned;  // Out, Accum: HandleAccess::mark() of the argument
   double scalar = 0;          // Scalar of a floating-point dtype
   int64_t iscalar = 0;        // Scalar of an integer or bool dtype
 };

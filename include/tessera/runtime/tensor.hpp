@@ -2,6 +2,8 @@
 // kDynamicRank); copies share storage. Partition<T, R> is an output cut into disjoint tiles: it is
 // made by consuming the only handle to its storage, so nothing else can read or write that
 // storage while kernels write it, and it is turned back into a Tensor by unpartition().
+// Accumulation<T, R> is a tensor handed whole to a launch whose blocks add into it (Accum<T>),
+// made and given back the same way.
 #pragma once
 
 #include <cstddef>
@@ -17,10 +19,15 @@ template <Element T, int R = kDynamicRank>
 class Tensor;
 template <Element T, int R = kDynamicRank>
 class Partition;
+template <Element T, int R = kDynamicRank>
+class Accumulation;
 
 namespace runtime {
 // Checks that `h` may be partitioned into tiles of `tile` and returns the grid.
 Shape check_partition(const TensorHandle& h, const Shape& tile, SourceLoc loc);
+// Checks that `h` may be accumulated into by a launch over `grid` (empty: the grid of the
+// launch's Out partitions).
+void check_accumulation(const TensorHandle& h, const Shape& grid, SourceLoc loc);
 template <class...>
 inline constexpr bool always_false = false;
 // The launchers' read-only view of a tensor's or a partition's handle (for its shape, device,
@@ -35,6 +42,10 @@ struct HandleAccess {
   // The mark that lets a partition's handle be a launch's output (PartitionMark).
   template <Element T, int R>
   static PartitionMark mark(const Partition<T, R>& p) {
+    return PartitionMark(&p.handle_);
+  }
+  template <Element T, int R>
+  static PartitionMark mark(const Accumulation<T, R>& p) {
     return PartitionMark(&p.handle_);
   }
 };
@@ -145,6 +156,22 @@ class Tensor {
     runtime::check_partition(handle_, tile, l);
     return Partition<T, R>(std::move(handle_), std::move(tile));
   }
+  // Hands the whole tensor to one launch whose blocks add into it (an Accum<T> parameter), over
+  // a grid of `grid` blocks, or, with no grid, over the grid of the launch's Out
+  // partitions. Consumes the tensor, which must be the only handle to its storage; the adds land
+  // on what it holds (start from zeros() for a plain sum).
+  Accumulation<T, R> accumulate(Shape grid = {},
+                                std::source_location l = std::source_location::current()) && {
+    runtime::check_accumulation(handle_, grid, l);
+    return Accumulation<T, R>(std::move(handle_), std::move(grid));
+  }
+  template <class... A>
+  void accumulate(A&&...) const& {
+    static_assert(runtime::always_false<A...>,
+                  "accumulate() consumes the tensor, so that no other handle can reach the "
+                  "storage that kernels add into: write std::move(t).accumulate(grid)");
+  }
+
   // partition() on an lvalue: these overloads exist only to say why it does not compile. The
   // array form catches the usual t.partition({128}), which the variadic one cannot deduce.
   template <size_t N>
@@ -168,6 +195,8 @@ class Tensor {
   friend struct runtime::DLPackTensors;
   template <Element, int>
   friend class Partition;
+  template <Element, int>
+  friend class Accumulation;
   template <Element, int>
   friend class Tensor;
   explicit Tensor(runtime::TensorHandle h) : handle_(std::move(h)) {}
@@ -219,6 +248,44 @@ class Partition {
   }
   runtime::TensorHandle handle_;
   Shape tile_;
+};
+
+// A tensor handed whole to the launches of a kernel with an Accum<T> parameter: move-only, like a
+// Partition, since a copy would be a second handle to storage that kernels write.
+template <Element T, int R>
+class Accumulation {
+ public:
+  using element_type = T;
+  static constexpr int static_rank = R;
+
+  Accumulation(Accumulation&&) noexcept = default;
+  Accumulation& operator=(Accumulation&&) noexcept = default;
+  Accumulation(const Accumulation&) = delete;
+  Accumulation& operator=(const Accumulation&) = delete;
+
+  const Shape& shape() const { return alive().shape(); }
+  // The launch grid it declares (empty: the launch's Out partitions define it).
+  const Shape& grid() const { return grid_; }
+  Device device() const { return alive().device(); }
+  const runtime::Storage* storage() const { return handle_.storage(); }
+
+  // The tensor again, holding the sums.
+  Tensor<T, R> tensor() && {
+    handle_.check_alive();
+    return Tensor<T, R>(std::move(handle_));
+  }
+
+ private:
+  friend struct runtime::HandleAccess;
+  friend class Tensor<T, R>;
+  Accumulation(runtime::TensorHandle h, Shape grid)
+      : handle_(std::move(h)), grid_(std::move(grid)) {}
+  const runtime::TensorHandle& alive() const {
+    handle_.check_alive();
+    return handle_;
+  }
+  runtime::TensorHandle handle_;
+  Shape grid_;
 };
 
 // ---- creation ------------------------------------------------------------------------------

@@ -108,6 +108,81 @@ class Out {
   int index_;
 };
 
+// A tensor that every block may add into, anywhere: tiles of different blocks may overlap,
+// since the only write is an add, and adds commute (a split-K GEMM's C, a histogram). The launch
+// holds it exclusively, like an Out's partition; the host passes std::move(t).accumulate(grid)
+// (runtime/tensor.hpp), whose grid is the launch's when no Out partition defines one. The sums
+// land on what the tensor held before the launch (start from zeros() for a plain sum). On the
+// GPU each element's add is atomic, in no fixed order (f32 sums may differ from run to run by
+// rounding); the CPU backend runs the blocks of such a launch one after another in row-major grid
+// order, each block's adds in program order and each tile's elements row-major, so its result is
+// deterministic. Dtypes: f32, f64, i32, i64 (integers wrap, as the GPU's atomics do).
+template <Element T, int R = kDynamicRank>
+class Accum {
+ public:
+  using element_type = T;
+  static constexpr int static_rank = R;
+  explicit Accum(detail::ParamTag t) : index_(t.index) {}
+
+  // Adds `tile` to the tile of the tensor at tile coordinate `index` (one per axis; the tile's
+  // shape is `tile`'s): element i lands at index * shape + i. Elements past the tensor's edge
+  // are dropped.
+  void add(const Tile<T>& tile, std::initializer_list<IndexArg> index,
+           std::source_location l = std::source_location::current()) const {
+    std::vector<ir::ValueId> operands{tile.value(l)};
+    const Shape& shape = tile.shape();
+    size_t d = 0;
+    for (const IndexArg& i : index) {
+      const int64_t extent = d < shape.size() ? shape[d] : 1;
+      operands.push_back(detail::emit_binary(
+          ir::OpKind::Mul, i.get(),
+          detail::emit_constant(DType::I32, static_cast<double>(extent), l), l));
+      ++d;
+    }
+    emit_add(std::move(operands), l);
+  }
+  // Adds `tile` with its first element at element `start` of the tensor (one int or Index per
+  // axis, any values: a bin range of a histogram). Elements outside the tensor are dropped.
+  void add_at(const Tile<T>& tile, std::initializer_list<IndexArg> start,
+              std::source_location l = std::source_location::current()) const {
+    std::vector<ir::ValueId> operands{tile.value(l)};
+    for (const IndexArg& i : start) operands.push_back(i.get());
+    emit_add(std::move(operands), l);
+  }
+  int rank() const { return detail::param(index_).rank; }
+  // The tensor's run-time extent along `axis`.
+  Tile<int64_t> dim(int axis, std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.param = index_;
+    a.axis = axis;
+    return Tile<int64_t>(detail::emit(ir::OpKind::Dim, {}, a, l));
+  }
+  int index() const { return index_; }
+
+  // An Accum is only added into: these overloads exist only to say so.
+  template <class... Args>
+  void store(Args&&...) const {
+    static_assert(detail::always_false<Args...>,
+                  "store() on an Accum<T> parameter: other blocks' tiles may overlap this one, "
+                  "so the only write is an add that commutes, acc.add(tile, {i, j}); to "
+                  "overwrite a tile, declare the parameter Out<T> and pass a partition");
+  }
+  template <class... Args>
+  void store_part(Args&&...) const {
+    static_assert(detail::always_false<Args...>,
+                  "store_part() on an Accum<T> parameter: the only write is an add, "
+                  "acc.add_at(tile, {start...})");
+  }
+
+ private:
+  void emit_add(std::vector<ir::ValueId> operands, SourceLoc l) const {
+    ir::Attrs a;
+    a.param = index_;
+    detail::emit(ir::OpKind::Accumulate, std::move(operands), a, l);
+  }
+  int index_;
+};
+
 template <Element T, int R = kDynamicRank>
 class In {
  public:
@@ -174,6 +249,17 @@ Tile<T> load(const In<T, R>& x, std::initializer_list<IndexArg> index, Shape sha
   std::vector<ir::ValueId> idx;
   for (const IndexArg& i : index) idx.push_back(i.get());
   return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l));
+}
+
+// An Accum is never read inside the launch that adds into it: this overload exists only to say so.
+template <Element T, int R>
+Tile<T> load(const Accum<T, R>&, std::initializer_list<IndexArg>, Shape, Pad = {},
+             std::source_location = std::source_location::current()) {
+  static_assert(detail::always_false<T>,
+                "load() of an Accum<T> parameter: other blocks add into it while this one runs, "
+                "so a read would see a timing-dependent partial sum; read the sums in a later "
+                "launch, passing the tensor as an In<T>");
+  return Tile<T>(ir::ValueId{});
 }
 
 // The tile of `shape` whose first element is element `start` of x (one index per axis, any

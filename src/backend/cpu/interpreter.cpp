@@ -511,6 +511,9 @@ class Interpreter {
       case OpKind::StorePart:
         store_part(s, op);
         return;
+      case OpKind::Accumulate:
+        accumulate(s, op);
+        return;
       case OpKind::For: {
         const int64_t lb = static_cast<int64_t>(scalar(in(s, op, 0)));
         const int64_t ub = static_cast<int64_t>(scalar(in(s, op, 1)));
@@ -756,9 +759,44 @@ class Interpreter {
     });
   }
 
+  // Adds the tile into an Accum at element `start`, element by element in row-major order;
+  // elements outside the tensor are dropped. The blocks of a launch with an Accum run one after
+  // another (run()), so the order of all adds is fixed. f32 and f64 add as the GPU's atomics do
+  // (one rounding per add), integers wrap.
+  void accumulate(BlockState& s, const ir::Op& op) {
+    const TensorArg& t = args_.args.at(op.attrs.param).tensor;
+    const TileData& x = in(s, op, 0);
+    Shape start(x.shape.size());
+    for (size_t d = 0; d < start.size(); ++d)
+      start[d] = static_cast<int64_t>(scalar(in(s, op, d + 1)));
+    for_each_index(x.shape, [&](const Shape& idx, int64_t flat) {
+      int64_t offset = 0, global = 0;
+      int axis = 0;
+      if (!locate(t, start, x.shape, idx, offset, axis, global, /*at_element=*/true)) return;
+      const Value old = read_element(t.data, t.dtype, offset);
+      const Value add = x.v[flat];
+      Value sum;
+      if (is_float(t.dtype))
+        sum = t.dtype == DType::F64
+                  ? Value(static_cast<double>(old) + static_cast<double>(add))
+                  : Value(static_cast<float>(static_cast<float>(old) + static_cast<float>(add)));
+      else
+        sum = round_to(t.dtype, from_bits(static_cast<uint64_t>(bits(old)) +
+                                          static_cast<uint64_t>(bits(add))));
+      write_element(t.data, t.dtype, offset, sum);
+    });
+  }
+
   const ir::Function& f_;
   const LaunchArgs& args_;
 };
+
+// Whether the kernel adds into an Accum: its blocks then run in order (docs/dsl.md, Accum).
+bool accumulates(const ir::Function& f) {
+  for (const ir::Param& p : f.params)
+    if (p.kind == ir::ParamKind::Accum) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -792,7 +830,9 @@ void run(const ir::Function& f, const LaunchArgs& args) {
     }
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t n = std::min<int64_t>(hw, blocks);
+  // A kernel with an Accum runs its blocks one after another, in row-major grid order: the
+  // documented order of its adds, which makes the sums deterministic.
+  const int64_t n = accumulates(f) ? 1 : std::min<int64_t>(hw, blocks);
   std::vector<std::thread> pool;
   for (int64_t i = 1; i < n; ++i) pool.emplace_back(worker);
   worker();

@@ -105,8 +105,8 @@ class Matcher {
     int loads = 0;
     for (const ir::Op& op : body.ops) {
       if (op.kind == OpKind::If && !plain_if(op)) return std::nullopt;
-      if ((!op.regions.empty() && op.kind != OpKind::If) || op.kind == OpKind::Store ||
-          op.kind == OpKind::StorePart)
+      if ((!op.regions.empty() && op.kind != OpKind::If) ||
+          ir::op_info(op.kind).cls == ir::OpClass::Store)
         return std::nullopt;
       if (op.kind == OpKind::Mma) mmas.push_back(&op);
       if (op.kind == OpKind::Load) ++loads;

@@ -519,6 +519,8 @@ void Emitter::op(const ir::Op& op) {
       return store(op);
     case OpKind::StorePart:
       return store_part(op);
+    case OpKind::Accumulate:
+      return accumulate(op);
     case OpKind::For:
       return for_loop(op);
     case OpKind::If:

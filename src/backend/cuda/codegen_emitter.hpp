@@ -236,6 +236,7 @@ class Emitter {
   void load(const ir::Op& op);  // codegen_memory.cpp
   void store(const ir::Op& op);
   void store_part(const ir::Op& op);   // codegen_store_part.cpp
+  void accumulate(const ir::Op& op);   // codegen_accumulate.cpp
   void gather_rows(const ir::Op& op);  // codegen_gather.cpp
   // A deferred (Shared) load, landed in shared memory as the sink says (codegen_memory.cpp).
   // sink(row-major index expressions of the element, value expression in storage type).

@@ -117,7 +117,9 @@ class Planner {
           cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Slice ||
           cls == OpClass::Gather || cls == OpClass::Print || !op.regions.empty())
         elementwise_only = false;
-      if (cls == OpClass::Load || cls == OpClass::Store) {
+      if (op.kind == OpKind::Accumulate) {  // one atomic per element: no vector width
+        tile(type(op.operands[0]).shape);
+      } else if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
         const Shape& shape = cls == OpClass::Load ? op.attrs.shape : p.tile_shape;
         if (shape.empty()) return;
