@@ -80,8 +80,8 @@ struct Reference {
     const double a = std::fabs(x);
     if (a >= f.max_finite) return static_cast<uint8_t>(sign | codes.back());
     // The first value >= a; a lies between its predecessor and it.
-    const size_t i = static_cast<size_t>(std::lower_bound(values.begin(), values.end(), a) -
-                                         values.begin());
+    const size_t i =
+        static_cast<size_t>(std::lower_bound(values.begin(), values.end(), a) - values.begin());
     if (values[i] == a || i == 0) return static_cast<uint8_t>(sign | codes[i]);
     const double dlo = a - values[i - 1], dhi = values[i] - a;
     const unsigned pick = dlo < dhi   ? codes[i - 1]
@@ -142,7 +142,8 @@ TEST_P(Float8, MidpointsRoundToEvenAndNeighboursToTheNearest) {
       EXPECT_EQ(lib_encode(f, m), s | even) << f.name << " tie " << sign * mid;
       EXPECT_EQ(lib_encode(f, std::nextafter(m, 0.0f)), s | codes[i])
           << f.name << " just below the tie " << sign * mid;
-      EXPECT_EQ(lib_encode(f, std::nextafter(m, static_cast<float>(sign * INFINITY))), s | codes[i + 1])
+      EXPECT_EQ(lib_encode(f, std::nextafter(m, static_cast<float>(sign * INFINITY))),
+                s | codes[i + 1])
           << f.name << " just above the tie " << sign * mid;
       ++ties;
     }
@@ -154,8 +155,8 @@ TEST_P(Float8, OverflowSaturatesAndUnderflowKeepsTheSign) {
   const Format& f = GetParam();
   const unsigned max = finite_positive(f).back();
   const double ulp = f.max_finite - decode(f, max - 1);
-  for (double big : {f.max_finite + ulp / 2, f.max_finite + ulp, 1e30, 3.4e38,
-                     static_cast<double>(INFINITY)}) {
+  for (double big :
+       {f.max_finite + ulp / 2, f.max_finite + ulp, 1e30, 3.4e38, static_cast<double>(INFINITY)}) {
     EXPECT_EQ(lib_encode(f, static_cast<float>(big)), max) << f.name << " " << big;
     EXPECT_EQ(lib_encode(f, static_cast<float>(-big)), 0x80u | max) << f.name << " " << -big;
   }

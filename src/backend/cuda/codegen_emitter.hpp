@@ -204,6 +204,7 @@ class Emitter {
               const std::function<std::string(const std::vector<std::string>&)>& src);
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
+  void permuted_load(const ir::Op& op);  // a permute of a deferred (Shared) load
   void slice(const ir::Op& op);
   void concat(const ir::Op& op);
   void reduce(const ir::Op& op);      // codegen_reduce.cpp

@@ -58,10 +58,10 @@ __device__ __forceinline__ unsigned tsr_f32_to_fp8_soft(float f, unsigned M, int
 }
 __device__ __forceinline__ unsigned char tsr_f32_to_e4m3(float f) {
 #if __CUDA_ARCH__ >= 890
-  // Infinity clamped to a finite value first, so it saturates like any large value; NaN stays
-  // NaN through the clamp's second operand order and is canonicalized after.
+  // Infinity clamped to a finite value first, so it saturates like any large value; NaN passes
+  // the clamp and is made the canonical 0x7f after.
   unsigned short h;
-  const float c = fminf(fmaxf(f, -3.0e38f), 3.0e38f);
+  const float c = f > 3.0e38f ? 3.0e38f : f < -3.0e38f ? -3.0e38f : f;
   asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(c));
   return f != f ? (unsigned char)0x7f : (unsigned char)(h & 0xff);
 #else
@@ -71,7 +71,7 @@ __device__ __forceinline__ unsigned char tsr_f32_to_e4m3(float f) {
 __device__ __forceinline__ unsigned char tsr_f32_to_e5m2(float f) {
 #if __CUDA_ARCH__ >= 890
   unsigned short h;
-  const float c = fminf(fmaxf(f, -3.0e38f), 3.0e38f);
+  const float c = f > 3.0e38f ? 3.0e38f : f < -3.0e38f ? -3.0e38f : f;
   asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(c));
   return f != f ? (unsigned char)0x7f : (unsigned char)(h & 0xff);
 #else
@@ -89,8 +89,12 @@ __device__ __forceinline__ float tsr_e4m3_to_f32(unsigned char b) {
 __device__ __forceinline__ float tsr_e5m2_to_f32(unsigned char b) {
   return tsr_f16_to_f32((unsigned short)((unsigned)b << 8));
 }
-__device__ __forceinline__ float tsr_round_e4m3(float f) { return tsr_e4m3_to_f32(tsr_f32_to_e4m3(f)); }
-__device__ __forceinline__ float tsr_round_e5m2(float f) { return tsr_e5m2_to_f32(tsr_f32_to_e5m2(f)); }
+__device__ __forceinline__ float tsr_round_e4m3(float f) {
+  return tsr_e4m3_to_f32(tsr_f32_to_e4m3(f));
+}
+__device__ __forceinline__ float tsr_round_e5m2(float f) {
+  return tsr_e5m2_to_f32(tsr_f32_to_e5m2(f));
+}
 
 // x rounded to float, to odd: an inexact result is truncated and gets its lowest bit set. Rounding
 // that float on to f16 or bf16 then gives the correctly rounded result of x, as the CPU backend
