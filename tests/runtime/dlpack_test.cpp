@@ -164,7 +164,8 @@ TEST(FromDLPack, AnElementTypeTesseraLacksIsRefused) {
   EXPECT_EQ(after_location(error_of<UsageError>([&] { (void)from_dlpack<float>(&p.managed); })),
             "from_dlpack<float>: the DLPack tensor holds DLPack type code 5 of 64 bits and 1 "
             "lanes elements, not f32; convert it on the producer's side to a type Tessera has "
-            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64)");
+            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64, float8_e4m3fn, "
+            "float8_e5m2)");
   EXPECT_EQ(p.deleted, 0);
 }
 
@@ -173,7 +174,8 @@ TEST(FromDLPack, VectorLanesAreRefused) {
   EXPECT_EQ(after_location(error_of<UsageError>([&] { (void)from_dlpack<float>(&p.managed); })),
             "from_dlpack<float>: the DLPack tensor holds DLPack type code 2 of 32 bits and 2 "
             "lanes elements, not f32; convert it on the producer's side to a type Tessera has "
-            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64)");
+            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64, float8_e4m3fn, "
+            "float8_e5m2)");
 }
 
 TEST(FromDLPack, AWrongRankIsRefused) {
