@@ -86,6 +86,8 @@ Narrowing narrowing(From v) {
     }
   } else {
     const auto x = static_cast<long double>(v);
+    // fp8 casts saturate infinities too (e4m3 has none): refused like any value past the range.
+    if (detail::is_float8<To> && std::isinf(x)) return Narrowing::OutOfRange;
     if (!std::isfinite(x)) return Narrowing::None;  // NaN and infinities bind as they are
     // fp8 saturates instead of overflowing: refuse what would round past the largest finite value
     // (448 + 16 ties down to 448 in e4m3; 57344 + 4096 ties up, past it, in e5m2).
