@@ -48,6 +48,10 @@ std::string type_and_range(DType to) {
       return "an f32 (largest finite value about 3.40e+38)";
     case DType::F64:
       return "an f64";
+    case DType::F8E4M3:
+      return "an f8e4m3 (largest finite value 448)";
+    case DType::F8E5M2:
+      return "an f8e5m2 (largest finite value 57344)";
   }
   return "?";
 }

@@ -101,6 +101,23 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
     if (v >= f.values.size()) return bad(info.mnemonic, " uses an undefined value");
   auto T = [&](size_t i) -> const Type& { return f.type(operands[i]); };
 
+  // fp8 tiles are storage (load, store, cast, select, shape ops); arithmetic, comparisons and
+  // reductions take a cast to a wider float first, which is what fp8 GEMMs and quantizers do.
+  {
+    using C = OpClass;
+    const C c = info.cls;
+    const bool computes = c == C::Unary || c == C::UnaryFloat || c == C::UnaryBool ||
+                          c == C::Classify || c == C::Binary || c == C::BinaryBool ||
+                          c == C::BinaryFloat || c == C::BinaryInt || c == C::Compare ||
+                          c == C::Ternary || c == C::Reduce || c == C::ArgReduce || c == C::Scan ||
+                          c == C::Mma;
+    for (size_t i = 0; computes && i < operands.size(); ++i)
+      if (is_fp8(T(i).dtype))
+        return bad(info.mnemonic, " of a ", to_string(T(i)), " tile: ", dtype_name(T(i).dtype),
+                   " is a storage type with no arithmetic; cast it to f16 or f32 first "
+                   "(x.cast<float>()), and cast the result back to store it");
+  }
+
   switch (info.cls) {
     case OpClass::Interface:
       if (kind == OpKind::TileIndex || kind == OpKind::NumTiles) {

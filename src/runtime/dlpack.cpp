@@ -27,6 +27,9 @@ namespace {
 // DLPack 0.8 added a type code for bool (kDLBool); Debian's header is 0.6, which lacks the name.
 // Producers of today (PyTorch, NumPy) send bool tensors with it.
 constexpr uint8_t kBoolCode = 6;
+// DLPack 1.1 added fp8 codes (kDLFloat8_e4m3fn, kDLFloat8_e5m2); PyTorch sends them.
+constexpr uint8_t kFloat8E4M3FnCode = 10;
+constexpr uint8_t kFloat8E5M2Code = 12;
 
 DLDataType dl_type_of(DType t) {
   const auto bits = static_cast<uint8_t>(dtype_size(t) * 8);
@@ -46,6 +49,10 @@ DLDataType dl_type_of(DType t) {
       return {kDLFloat, bits, 1};
     case DType::BF16:
       return {kDLBfloat, bits, 1};
+    case DType::F8E4M3:
+      return {kFloat8E4M3FnCode, bits, 1};
+    case DType::F8E5M2:
+      return {kFloat8E5M2Code, bits, 1};
   }
   return {kDLOpaqueHandle, 0, 0};
 }
@@ -54,7 +61,7 @@ DLDataType dl_type_of(DType t) {
 std::optional<DType> dtype_of_dl(DLDataType t) {
   if (t.lanes != 1) return std::nullopt;
   for (DType d : {DType::Bool, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::F16,
-                  DType::BF16, DType::F32, DType::F64}) {
+                  DType::BF16, DType::F32, DType::F64, DType::F8E4M3, DType::F8E5M2}) {
     const DLDataType m = dl_type_of(d);
     if (m.code == t.code && m.bits == t.bits) return d;
   }
@@ -84,6 +91,10 @@ std::string_view cpp_name(DType t) {
       return "float";
     case DType::F64:
       return "double";
+    case DType::F8E4M3:
+      return "float8_e4m3";
+    case DType::F8E5M2:
+      return "float8_e5m2";
   }
   return "?";
 }
@@ -153,7 +164,8 @@ TensorHandle handle_from_dlpack(DLManagedTensor* managed, DType dtype, int rank,
                            ">, or convert it on the "
                            "producer's side")
              : std::string("convert it on the producer's side to a type Tessera has (bool, "
-                           "int8-int64, uint8, float16, bfloat16, float32, float64)"));
+                           "int8-int64, uint8, float16, bfloat16, float32, float64, float8_e4m3fn, "
+                           "float8_e5m2)"));
   if (t.ndim < 0 || (rank != kDynamicRank && t.ndim != rank))
     fail_at<UsageError>(loc, request(dtype, rank), ": the DLPack tensor has rank ", t.ndim,
                         "; ask for from_dlpack<", cpp_name(dtype), ", ", t.ndim,

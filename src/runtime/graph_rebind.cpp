@@ -208,7 +208,7 @@ Narrowing bind_as(backend::ArgValue& arg, bool integral, int64_t ivalue, double 
   const Narrowing n = integral ? narrowing<T>(ivalue) : narrowing<T>(value);
   if (n != Narrowing::None) return n;
   T v{};
-  if constexpr (detail::is_float16<T>)
+  if constexpr (detail::is_narrow_float<T>)
     v = T(static_cast<float>(integral ? static_cast<double>(ivalue) : value));
   else
     v = integral ? static_cast<T>(ivalue) : static_cast<T>(value);
@@ -242,6 +242,10 @@ Narrowing bind_scalar(backend::ArgValue& arg, DType dtype, bool integral, int64_
       return bind_as<float>(arg, integral, ivalue, value);
     case DType::F64:
       return bind_as<double>(arg, integral, ivalue, value);
+    case DType::F8E4M3:
+      return bind_as<float8_e4m3>(arg, integral, ivalue, value);
+    case DType::F8E5M2:
+      return bind_as<float8_e5m2>(arg, integral, ivalue, value);
   }
   TESSERA_INTERNAL_CHECK(false, "unknown dtype");
 }

@@ -29,6 +29,8 @@ const Row kRows[] = {
     {DType::BF16, "bf16", 2, DTypeClass::Float, false},
     {DType::F32, "f32", 4, DTypeClass::Float, false},
     {DType::F64, "f64", 8, DTypeClass::Float, false},
+    {DType::F8E4M3, "f8e4m3", 1, DTypeClass::Float, false},
+    {DType::F8E5M2, "f8e5m2", 1, DTypeClass::Float, false},
 };
 
 TEST(DType, TableGivesNameSizeAndClassOfEveryDType) {
@@ -66,6 +68,7 @@ TEST(DType, ElementTypesMapToTheirDTypeAndSize) {
   static_assert(dtype_v<bfloat16> == DType::BF16);
   static_assert(dtype_v<float> == DType::F32);
   static_assert(dtype_v<double> == DType::F64);
+  static_assert(dtype_v<float8_e4m3> == DType::F8E4M3 && dtype_v<float8_e5m2> == DType::F8E5M2);
   static_assert(!Element<char32_t> && !Element<long double>);
   // A tensor's bytes are the element type's bytes on the host: the sizes agree.
   EXPECT_EQ(dtype_size(dtype_v<half>), sizeof(half));

@@ -99,3 +99,26 @@ TEST(Narrowing, ReasonsNameTheTypeAndWhatItHolds) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(Narrowing, Fp8TargetsRoundButRefuseWhatWouldSaturate) {
+  // fp8 conversions saturate instead of overflowing: a value that would round past the largest
+  // finite one is refused, one that rounds down to it binds.
+  EXPECT_EQ(narrowing<float8_e4m3>(0.3), Narrowing::None);
+  EXPECT_EQ(narrowing<float8_e4m3>(464.0), Narrowing::None);  // ties to 448
+  EXPECT_EQ(narrowing<float8_e4m3>(464.5), Narrowing::OutOfRange);
+  EXPECT_EQ(narrowing<float8_e4m3>(-1000), Narrowing::OutOfRange);
+  EXPECT_EQ(narrowing<float8_e5m2>(61439.0), Narrowing::None);
+  EXPECT_EQ(narrowing<float8_e5m2>(61440.0), Narrowing::OutOfRange);    // ties past 57344
+  EXPECT_EQ(narrowing<float8_e5m2>(-HUGE_VAL), Narrowing::OutOfRange);  // a cast saturates it
+  EXPECT_EQ(narrowing<float8_e4m3>(std::nan("")), Narrowing::None);
+  EXPECT_EQ(narrowing<float>(float8_e4m3(448.0f)), Narrowing::None);
+  EXPECT_EQ(value_text_of(float8_e5m2(-0.5f)), "-0.5");
+  EXPECT_EQ(narrowing_reason(Narrowing::OutOfRange, DType::F8E4M3),
+            "does not fit an f8e4m3 (largest finite value 448)");
+}
+
+}  // namespace
+}  // namespace tessera

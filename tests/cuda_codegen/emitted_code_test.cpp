@@ -376,7 +376,8 @@ TEST(EmittedCode, SharedMemoryBeyondTheArchitectureIsAKernelErrorAtTheUsersLine)
     FAIL() << "a 256 KB staging buffer was accepted";
   } catch (const KernelError& e) {
     const std::string what = e.what();
-    EXPECT_TRUE(has(what, "262144 bytes of shared memory")) << what;
+    // load_t's staging: 256 rows of 256 + 1 floats (rows padded against bank conflicts).
+    EXPECT_TRUE(has(what, "263168 bytes of shared memory")) << what;
     EXPECT_TRUE(has(what, "232448 bytes sm_90a allows")) << what;
     EXPECT_TRUE(has(what, "emitted_code_test.cpp:" + std::to_string(here.line + 3))) << what;
   }
@@ -398,6 +399,36 @@ TEST(EmittedCode, FastNumericsTakeTheApproximateInstructionsAndExactOnesDoNot) {
     EXPECT_EQ(has(b.compiled.ptx, "div.rn.f32"), !fast) << b.compiled.ptx;
     EXPECT_TRUE(has(b.compiled.ptx, "ex2.approx")) << b.compiled.ptx;  // expf uses it too
   }
+}
+
+TEST(EmittedCode, LoadTransposedReadsStraightIntoSharedMemory) {
+  // load_t: the tile is read with 16-byte accesses along the tensor's rows and landed transposed
+  // in shared memory; no register array holds the untransposed tile. A transpose that feeds an
+  // mma keeps the mma's own staging.
+  auto f = trace_kernel<Out<half>, In<half>>(
+      "load_t_f16", {out_param("z", DType::F16, {64, 32}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        z.store(load_t(x, {tile_index(0), tile_index(1)}, z.shape()));
+      });
+  analysis::promote_locals(f);
+  for (const auto& arch : {kSm80, kSm90a}) {
+    const Built b = build(f, aligned_spec(f, arch));
+    const std::string src = kernel_part(b.kernel.source);
+    EXPECT_TRUE(has(src, "(landed in shared memory by the op that uses it)")) << src;
+    EXPECT_TRUE(has(src, "landed permuted")) << src;
+    EXPECT_TRUE(has(src, "tsr_ld_words(tb + off, w);")) << src;
+    EXPECT_FALSE(has(src, "float v2[")) << "the untransposed tile took registers:\n" << src;
+    EXPECT_TRUE(has(b.compiled.ptx, "ld.global.nc.v4.u32")) << b.compiled.ptx;
+  }
+}
+
+TEST(EmittedCode, Fp8TakesTheHardwareConversionOnHopperAndIntegerCodeOnAmpere) {
+  auto f = trace_kernel<Out<float8_e4m3>, In<float>>(
+      "to_e4m3", {out_param("z", DType::F8E4M3, {256}), in_param("x", DType::F32, 1)},
+      [](Out<float8_e4m3> z, In<float> x) { z.store(load_like(x, z).cast<float8_e4m3>()); });
+  analysis::promote_locals(f);
+  EXPECT_TRUE(has(build(f, aligned_spec(f, kSm90a)).compiled.ptx, "cvt.rn.satfinite.e4m3x2.f32"));
+  EXPECT_FALSE(has(build(f, aligned_spec(f, kSm80)).compiled.ptx, "e4m3x2"));
 }
 
 }  // namespace

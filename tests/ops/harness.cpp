@@ -57,7 +57,14 @@ double cast_reference(double x) {
     return round_to_format(x, 8, -125, 0x1.fep127);
   else if constexpr (std::is_same_v<T, double>)
     return x;
-  else {
+  else if constexpr (std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>) {
+    // fp8 saturates (SATFINITE): past the largest finite value, infinities included, is +-max.
+    constexpr bool e4m3 = std::is_same_v<T, float8_e4m3>;
+    const double max = e4m3 ? 448.0 : 57344.0;
+    if (std::isnan(x)) return x;
+    const double r = std::isinf(x) ? x : round_to_format(x, e4m3 ? 4 : 3, e4m3 ? -5 : -13, 1e300);
+    return std::fabs(r) > max ? std::copysign(max, x) : r;
+  } else {
     if (std::isnan(x)) return 0;
     const double lo = static_cast<double>(std::numeric_limits<T>::min());
     const double hi = static_cast<double>(std::numeric_limits<T>::max());
@@ -244,6 +251,8 @@ TESSERA_TEST_INSTANTIATE(half)
 TESSERA_TEST_INSTANTIATE(bfloat16)
 TESSERA_TEST_INSTANTIATE(float)
 TESSERA_TEST_INSTANTIATE(double)
+TESSERA_TEST_INSTANTIATE(float8_e4m3)
+TESSERA_TEST_INSTANTIATE(float8_e5m2)
 #undef TESSERA_TEST_INSTANTIATE
 
 // ---- the table ---------------------------------------------------------------------------------

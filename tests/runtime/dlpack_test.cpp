@@ -164,7 +164,8 @@ TEST(FromDLPack, AnElementTypeTesseraLacksIsRefused) {
   EXPECT_EQ(after_location(error_of<UsageError>([&] { (void)from_dlpack<float>(&p.managed); })),
             "from_dlpack<float>: the DLPack tensor holds DLPack type code 5 of 64 bits and 1 "
             "lanes elements, not f32; convert it on the producer's side to a type Tessera has "
-            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64)");
+            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64, float8_e4m3fn, "
+            "float8_e5m2)");
   EXPECT_EQ(p.deleted, 0);
 }
 
@@ -173,7 +174,8 @@ TEST(FromDLPack, VectorLanesAreRefused) {
   EXPECT_EQ(after_location(error_of<UsageError>([&] { (void)from_dlpack<float>(&p.managed); })),
             "from_dlpack<float>: the DLPack tensor holds DLPack type code 2 of 32 bits and 2 "
             "lanes elements, not f32; convert it on the producer's side to a type Tessera has "
-            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64)");
+            "(bool, int8-int64, uint8, float16, bfloat16, float32, float64, float8_e4m3fn, "
+            "float8_e5m2)");
 }
 
 TEST(FromDLPack, AWrongRankIsRefused) {
@@ -259,6 +261,13 @@ TEST(FromDLPack, EveryTesseraDTypeImportsFromItsDLPackType) {
   EXPECT_EQ(static_cast<float>(from_dlpack<bfloat16>(&bf.managed).to_vector()[0]), 1.0f);
   Producer<uint16_t> f16(std::vector<uint16_t>{0x3c00}, {1}, {}, DLDataType{kDLFloat, 16, 1});
   EXPECT_EQ(static_cast<float>(from_dlpack<half>(&f16.managed).to_vector()[0]), 1.0f);
+  // DLPack 1.1's fp8 codes: kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12 (PyTorch sends them).
+  Producer<uint8_t> e4(std::vector<uint8_t>{0x38, 0x7e}, {2}, {}, DLDataType{10, 8, 1});
+  const auto e4v = from_dlpack<float8_e4m3>(&e4.managed).to_vector();
+  EXPECT_EQ(static_cast<float>(e4v[0]), 1.0f);
+  EXPECT_EQ(static_cast<float>(e4v[1]), 448.0f);
+  Producer<uint8_t> e5(std::vector<uint8_t>{0x3c}, {1}, {}, DLDataType{12, 8, 1});
+  EXPECT_EQ(static_cast<float>(from_dlpack<float8_e5m2>(&e5.managed).to_vector()[0]), 1.0f);
 }
 
 TEST(ToDLPack, DescribesTheTensorsElementsInPlace) {
@@ -352,6 +361,8 @@ TEST(ToDLPack, EveryDTypeExportsAsItsDLPackType) {
   check(zeros<half>({2}, Device::cpu()), kDLFloat, 16);
   check(zeros<bfloat16>({2}, Device::cpu()), kDLBfloat, 16);
   check(zeros<double>({2}, Device::cpu()), kDLFloat, 64);
+  check(zeros<float8_e4m3>({2}, Device::cpu()), 10, 8);
+  check(zeros<float8_e5m2>({2}, Device::cpu()), 12, 8);
 }
 
 }  // namespace

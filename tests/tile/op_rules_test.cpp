@@ -255,5 +255,28 @@ TEST(OpRules, LoadTransposedOfARank1TensorIsRejected) {
       })));
 }
 
+TEST(OpRules, ArithmeticOnAnFp8TileAsksForACast) {
+  std::string message;
+  try {
+    trace_kernel<Out<float>, In<float8_e4m3>>(
+        "k", {out_param("z", DType::F32, {8}), in_param("x", DType::F8E4M3, 1)},
+        [](Out<float>, In<float8_e4m3> x) {
+          const Tile<float8_e4m3> t = load(x, {0}, {8});
+          at(__LINE__, [&] { (void)(t + t); });
+        });
+  } catch (const KernelError& e) {
+    message = e.what();
+  }
+  expect_error(message,
+               "add of a f8e4m3[8] tile: f8e4m3 is a storage type with no arithmetic; cast it "
+               "to f16 or f32 first (x.cast<float>()), and cast the result back to store it");
+  EXPECT_NO_THROW((trace_kernel<Out<float8_e4m3>, In<float8_e4m3>>(
+      "k", {out_param("z", DType::F8E4M3, {8}), in_param("x", DType::F8E4M3, 1)},
+      [](Out<float8_e4m3> z, In<float8_e4m3> x) {
+        const Tile<float> t = load(x, {0}, {8}).cast<float>();
+        z.store((t + t).cast<float8_e4m3>());
+      })));
+}
+
 }  // namespace
 }  // namespace tessera::test

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "tessera/core/float8.hpp"
 #include "tessera/core/half.hpp"
 
 namespace tessera {
@@ -23,6 +24,8 @@ DTypeClass dtype_class(DType t);
 inline bool is_float(DType t) { return dtype_class(t) == DTypeClass::Float; }
 inline bool is_int(DType t) { return dtype_class(t) == DTypeClass::Int; }
 bool is_signed_int(DType t);
+// The 8-bit floats: storage only, no arithmetic (cast to f16/f32 first).
+inline bool is_fp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
 // The C++ element type of each dtype, and back.
 template <class T>
@@ -37,6 +40,8 @@ template <> struct dtype_of<half> { static constexpr DType value = DType::F16; }
 template <> struct dtype_of<bfloat16> { static constexpr DType value = DType::BF16; };
 template <> struct dtype_of<float> { static constexpr DType value = DType::F32; };
 template <> struct dtype_of<double> { static constexpr DType value = DType::F64; };
+template <> struct dtype_of<float8_e4m3> { static constexpr DType value = DType::F8E4M3; };
+template <> struct dtype_of<float8_e5m2> { static constexpr DType value = DType::F8E5M2; };
 
 template <class T>
 concept Element = requires { dtype_of<T>::value; };

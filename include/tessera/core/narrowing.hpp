@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "tessera/core/dtype.hpp"
+#include "tessera/core/float8.hpp"
 #include "tessera/core/half.hpp"
 
 namespace tessera {
@@ -37,10 +38,15 @@ enum class Narrowing {
 namespace detail {
 template <class T>
 inline constexpr bool is_float16 = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
+template <class T>
+inline constexpr bool is_float8 = std::is_same_v<T, float8_e4m3> || std::is_same_v<T, float8_e5m2>;
+// The host's storage float types, which convert through float.
+template <class T>
+inline constexpr bool is_narrow_float = is_float16<T> || is_float8<T>;
 
 template <class To>
 double as_double(To t) {
-  if constexpr (is_float16<To>)
+  if constexpr (is_narrow_float<To>)
     return static_cast<double>(static_cast<float>(t));
   else
     return static_cast<double>(t);
@@ -52,7 +58,7 @@ double as_double(To t) {
 // conversion operator) converts by its own rule, which is taken as it is.
 template <class To, class From>
 Narrowing narrowing(From v) {
-  if constexpr (detail::is_float16<From>) {
+  if constexpr (detail::is_narrow_float<From>) {
     return narrowing<To>(static_cast<float>(v));
   } else if constexpr (!std::is_arithmetic_v<From>) {
     return Narrowing::None;
@@ -80,7 +86,16 @@ Narrowing narrowing(From v) {
     }
   } else {
     const auto x = static_cast<long double>(v);
+    // fp8 casts saturate infinities too (e4m3 has none): refused like any value past the range.
+    if (detail::is_float8<To> && std::isinf(x)) return Narrowing::OutOfRange;
     if (!std::isfinite(x)) return Narrowing::None;  // NaN and infinities bind as they are
+    // fp8 saturates instead of overflowing: refuse what would round past the largest finite value
+    // (448 + 16 ties down to 448 in e4m3; 57344 + 4096 ties up, past it, in e5m2).
+    if constexpr (std::is_same_v<To, float8_e4m3>) {
+      if (std::fabs(x) > 464.0L) return Narrowing::OutOfRange;
+    } else if constexpr (std::is_same_v<To, float8_e5m2>) {
+      if (std::fabs(x) >= 61440.0L) return Narrowing::OutOfRange;
+    }
     // Checked before converting: a finite value past the target's range converts to nothing
     // defined. (f16 and bf16 convert through f32, whose range covers theirs.)
     using Wide = std::conditional_t<std::is_same_v<To, double>, double, float>;
@@ -100,7 +115,7 @@ std::string value_text(unsigned long long v);
 std::string value_text(bool v);
 template <class From>
 std::string value_text_of(From v) {
-  if constexpr (detail::is_float16<From>)
+  if constexpr (detail::is_narrow_float<From>)
     return value_text(static_cast<double>(static_cast<float>(v)));
   else if constexpr (std::is_same_v<From, bool>)
     return value_text(v);

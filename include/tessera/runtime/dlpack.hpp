@@ -26,8 +26,9 @@
 // and pass that stream to from_dlpack and to_dlpack (the overloads below).
 //
 // Supported: CPU memory (kDLCPU) and CUDA device memory (kDLCUDA), elements of one lane of a
-// Tessera dtype (bool, i8-i64, u8, f16, bf16, f32, f64), strides that never map two indices to
-// one element (a broadcast view with a zero stride is refused: an output there would race).
+// Tessera dtype (bool, i8-i64, u8, f16, bf16, f32, f64, f8e4m3 as kDLFloat8_e4m3fn, f8e5m2),
+// strides that never map two indices to one element (a broadcast view with a zero stride is
+// refused: an output there would race).
 #pragma once
 
 #include <source_location>

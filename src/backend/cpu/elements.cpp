@@ -68,6 +68,11 @@ Value round_to(DType t, Value x) {
       return static_cast<float>(x);
     case DType::F64:
       return static_cast<double>(x);
+    // Through a float rounded to odd, like f16: fp8 keeps far fewer bits, so this rounds once.
+    case DType::F8E4M3:
+      return static_cast<float>(float8_e4m3(to_float_round_odd(x)));
+    case DType::F8E5M2:
+      return static_cast<float>(float8_e5m2(to_float_round_odd(x)));
   }
   return x;
 }
@@ -118,6 +123,10 @@ Value read_element(const void* base, DType t, int64_t offset) {
       return static_cast<const float*>(base)[offset];
     case DType::F64:
       return static_cast<const double*>(base)[offset];
+    case DType::F8E4M3:
+      return static_cast<float>(static_cast<const float8_e4m3*>(base)[offset]);
+    case DType::F8E5M2:
+      return static_cast<float>(static_cast<const float8_e5m2*>(base)[offset]);
   }
   return 0;
 }
@@ -153,6 +162,12 @@ void write_element(void* base, DType t, int64_t offset, Value x) {
       return;
     case DType::F64:
       static_cast<double*>(base)[offset] = static_cast<double>(x);
+      return;
+    case DType::F8E4M3:
+      static_cast<float8_e4m3*>(base)[offset] = float8_e4m3(static_cast<float>(x));
+      return;
+    case DType::F8E5M2:
+      static_cast<float8_e5m2*>(base)[offset] = float8_e5m2(static_cast<float>(x));
       return;
   }
 }

@@ -119,7 +119,7 @@ void Emitter::index_ops(const ir::Block& b) {
     if (op.kind != OpKind::Store) return;
     const ir::ValueId v = op.operands[0];
     const DType t = type(v).dtype;
-    if ((t != DType::F16 && t != DType::BF16) || uses[v] != 1 || !def_[v]) return;
+    if ((t != DType::F16 && t != DType::BF16 && !is_fp8(t)) || uses[v] != 1 || !def_[v]) return;
     const ir::OpClass cls = ir::op_info(def_[v]->kind).cls;
     if (cls == ir::OpClass::Unary || cls == ir::OpClass::UnaryFloat || cls == ir::OpClass::Cast ||
         cls == ir::OpClass::Binary)

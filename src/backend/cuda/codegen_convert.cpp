@@ -7,7 +7,7 @@ namespace tessera::backend::cuda::detail {
 namespace {
 
 int64_t reg_bytes(DType t) {
-  return t == DType::F16 || t == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(t));
+  return is_float(t) && dtype_size(t) < 4 ? 4 : static_cast<int64_t>(dtype_size(t));
 }
 
 std::string both(const std::string& a, const std::string& b) {
@@ -224,9 +224,60 @@ void Emitter::reshape(const ir::Op& op) {
   alias(op.results[0], operand(op, 0).var);
 }
 
+// A permuted load (load_t): the load walks its tile in the tensor's order (vector accesses along
+// the contiguous axis, as any load) and lands each element in shared memory at its place in the
+// permuted tile, rows padded by one element against bank conflicts on the strided writes; each
+// thread then reads its own elements of the result in row-major order.
+void Emitter::permuted_load(const ir::Op& op) {
+  const ir::ValueId r = op.results[0];
+  const ir::Op& ld = *def(op.operands[0]);
+  const ir::Type& t = type(r);
+  const DType dt = t.dtype;
+  const Shape& shape = t.shape;
+  const int64_t cols = shape.back(), ld_cols = cols + 1, rows = numel(shape) / cols;
+  const std::string st = storage_type(dt);
+  const int64_t smem_at =
+      smem_buffer(rows * ld_cols * static_cast<int64_t>(dtype_size(dt)), op,
+                  "a transposed load of a " + ir::to_string(t) + " tile");
+  declare(r);
+  line("{");
+  ++depth_;
+  line(st, "* s = ", smem(st, smem_at), ";");
+  barrier();
+  line("// ", op_text(ld), ", landed permuted");
+  // Result axis d is source axis perm[d]; the result's row-major index, rows padded.
+  Shape rstrides = row_major_strides(shape);
+  for (int64_t& s : rstrides) s = s / cols * ld_cols;
+  rstrides.back() = 1;
+  load_into(
+      ld,
+      [&](const std::vector<std::string>& idx, const std::string& value) {
+        std::string at;
+        for (size_t d = 0; d < shape.size(); ++d)
+          at += (d ? " + " : "") + idx[static_cast<size_t>(op.attrs.perm[d])] + " * " +
+                str(rstrides[d]);
+        line("s[", at, "] = ", value, ";");
+      },
+      true);
+  barrier();
+  for_registers(layout(r), shape, [&](const Reg& g) {
+    const std::string read =
+        from_storage(dt, "s[(" + g.flat + ") / " + str(cols) + " * " + str(ld_cols) + " + (" +
+                             g.flat + ") % " + str(cols) + "]");
+    line(name(r), "[", g.reg,
+         "] = ", g.valid.empty() ? read : g.valid + " ? " + read + " : (" + reg_type(dt) + ")0",
+         ";");
+  });
+  close();
+}
+
 void Emitter::permute(const ir::Op& op) {
   const Operand x = operand(op, 0);
   const ir::ValueId r = op.results[0];
+  if (x.layout.kind == LayoutKind::Shared) {
+    permuted_load(op);
+    return;
+  }
   bool identity = true;
   for (size_t d = 0; d < op.attrs.perm.size(); ++d) identity &= op.attrs.perm[d] == int64_t(d);
   if (x.layout.kind == LayoutKind::Uniform || identity) {

@@ -99,7 +99,7 @@ class Emitter {
                const std::string& comment = "");
   int registers(const Layout& l, const Shape& shape) const { return plan_.registers(l, shape); }
   // The dtype an elementwise result is rounded to where it is computed: its own, or f32 for an
-  // f16/bf16 value whose only use is a store, which rounds it anyway while converting it to
+  // f16/bf16/fp8 value whose only use is a store, which rounds it anyway while converting it to
   // memory (cvt.rn of the f32 value gives the same bits as rounding first), saving the
   // round trip through the 16-bit type.
   DType rounding(ir::ValueId v) const {
@@ -207,6 +207,7 @@ class Emitter {
               const std::function<std::string(const std::vector<std::string>&)>& src);
   void reshape(const ir::Op& op);
   void permute(const ir::Op& op);
+  void permuted_load(const ir::Op& op);  // a permute of a deferred (Shared) load
   void slice(const ir::Op& op);
   void concat(const ir::Op& op);
   void reduce(const ir::Op& op);      // codegen_reduce.cpp

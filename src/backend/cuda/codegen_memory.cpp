@@ -241,7 +241,7 @@ void Emitter::load(const ir::Op& op) {
   const ir::Attrs& a = op.attrs;
   const ir::ValueId r = op.results[0];
   if (layout(r).kind == LayoutKind::Shared) {
-    line("// (landed in shared memory by the mma that uses it)");
+    line("// (landed in shared memory by the op that uses it)");
     return;
   }
   const DType dt = f_.params.at(a.param).dtype;

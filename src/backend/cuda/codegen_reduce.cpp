@@ -127,7 +127,7 @@ void Emitter::reduce(const ir::Op& op) {
   const DType st = type(op.operands[0]).dtype;
   const int64_t n = numel(shape), extent = shape[static_cast<size_t>(op.attrs.axis)];
   const int64_t elem =
-      st == DType::F16 || st == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(st));
+      is_float(st) && dtype_size(st) < 4 ? 4 : static_cast<int64_t>(dtype_size(st));
   const int64_t smem_at = smem_buffer(
       n * elem, op, "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
   const std::string srt = reg_type(st);

@@ -10,7 +10,7 @@ namespace {
 // Bytes an element of dtype t takes in shared memory when staged in its register type (f16 and
 // bf16 registers are floats).
 int64_t staged_size(DType t) {
-  return t == DType::F16 || t == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(t));
+  return is_float(t) && dtype_size(t) < 4 ? 4 : static_cast<int64_t>(dtype_size(t));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace tessera::backend::cuda::detail {
 namespace {
 
 int64_t staged_size(DType t) {
-  return t == DType::F16 || t == DType::BF16 ? 4 : static_cast<int64_t>(dtype_size(t));
+  return is_float(t) && dtype_size(t) < 4 ? 4 : static_cast<int64_t>(dtype_size(t));
 }
 
 }  // namespace

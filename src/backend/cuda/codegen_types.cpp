@@ -9,8 +9,9 @@
 namespace tessera::backend::cuda::detail {
 namespace {
 
-bool is_16bit_float(DType t) {
-  return t == DType::F16 || t == DType::BF16;
+// Floats held in float registers and rounded to their type: f16, bf16 and the fp8 types.
+bool is_narrow_float(DType t) {
+  return t == DType::F16 || t == DType::BF16 || is_fp8(t);
 }
 
 // What the CPU backend's round_to does to an integer: truncate, saturate to int64, then wrap.
@@ -37,6 +38,8 @@ int64_t wrap_integer(DType t, double x) {
     case DType::BF16:
     case DType::F32:
     case DType::F64:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       break;
   }
   return i;
@@ -83,6 +86,9 @@ std::string reg_type(DType t) {
       return "float";
     case DType::F64:
       return "double";
+    case DType::F8E4M3:
+    case DType::F8E5M2:
+      return "float";
   }
   return "?";
 }
@@ -95,6 +101,9 @@ std::string storage_type(DType t) {
       return "unsigned short";
     case DType::BF16:
       return "unsigned short";
+    case DType::F8E4M3:
+    case DType::F8E5M2:
+      return "unsigned char";
     case DType::I8:
     case DType::I16:
     case DType::I32:
@@ -112,6 +121,8 @@ std::string acc_type(DType t) {
     case DType::F16:
     case DType::BF16:
     case DType::F32:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       return "float";
     case DType::F64:
       return "double";
@@ -149,6 +160,8 @@ std::string integer_literal(DType t, int64_t i) {
     case DType::BF16:
     case DType::F32:
     case DType::F64:
+    case DType::F8E4M3:
+    case DType::F8E5M2:
       break;
   }
   TESSERA_INTERNAL_CHECK(false, "integer_literal of a non-integer dtype");
@@ -166,12 +179,16 @@ std::string literal(DType t, double v) {
     case DType::I64:
       return integer_literal(t, wrap_integer(DType::I64, v));
     case DType::F16:
-    case DType::BF16: {
+    case DType::BF16:
+    case DType::F8E4M3:
+    case DType::F8E5M2: {
       // Exact values (0, 1, 0.5, ...) are plain literals; others round on the device, correctly
       // from the double, as the CPU backend rounds them.
       const float f = static_cast<float>(v);
-      const double back =
-          t == DType::F16 ? static_cast<float>(half(f)) : static_cast<float>(bfloat16(f));
+      const double back = t == DType::F16      ? static_cast<float>(half(f))
+                          : t == DType::BF16   ? static_cast<float>(bfloat16(f))
+                          : t == DType::F8E4M3 ? static_cast<float>(float8_e4m3(f))
+                                               : static_cast<float>(float8_e5m2(f));
       if (back == v || std::isnan(v)) return float_literal(v, true);
       return round_to(t, "tsr_odd_f32(" + float_literal(v, false) + ")");
     }
@@ -208,6 +225,10 @@ std::string from_storage(DType t, const std::string& s) {
       return "tsr_f16_to_f32(" + s + ")";
     case DType::BF16:
       return "tsr_bf16_to_f32(" + s + ")";
+    case DType::F8E4M3:
+      return "tsr_e4m3_to_f32(" + s + ")";
+    case DType::F8E5M2:
+      return "tsr_e5m2_to_f32(" + s + ")";
     case DType::I8:
     case DType::I16:
     case DType::I32:
@@ -228,6 +249,10 @@ std::string to_storage(DType t, const std::string& r) {
       return "tsr_f32_to_f16(" + r + ")";
     case DType::BF16:
       return "tsr_f32_to_bf16(" + r + ")";
+    case DType::F8E4M3:
+      return "tsr_f32_to_e4m3(" + r + ")";
+    case DType::F8E5M2:
+      return "tsr_f32_to_e5m2(" + r + ")";
     case DType::I8:
     case DType::I16:
     case DType::I32:
@@ -243,6 +268,8 @@ std::string to_storage(DType t, const std::string& r) {
 std::string round_to(DType t, const std::string& expr) {
   if (t == DType::F16) return "tsr_round_f16(" + expr + ")";
   if (t == DType::BF16) return "tsr_round_bf16(" + expr + ")";
+  if (t == DType::F8E4M3) return "tsr_round_e4m3(" + expr + ")";
+  if (t == DType::F8E5M2) return "tsr_round_e5m2(" + expr + ")";
   return expr;
 }
 
@@ -269,6 +296,8 @@ std::string cast(DType from, DType to, const std::string& x, bool round) {
       case DType::BF16:
       case DType::F32:
       case DType::F64:
+      case DType::F8E4M3:
+      case DType::F8E5M2:
         break;
     }
     return x;
@@ -278,7 +307,7 @@ std::string cast(DType from, DType to, const std::string& x, bool round) {
   // through a float rounded to odd.
   if (to == DType::F64) return "(double)(" + x + ")";
   const bool wide = from == DType::F64 || is_int(from);
-  if (is_16bit_float(to)) {
+  if (is_narrow_float(to)) {
     const std::string f = wide ? "tsr_odd_f32((double)(" + x + "))" : x;
     return round ? round_to(to, f) : f;
   }

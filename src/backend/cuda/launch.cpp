@@ -53,6 +53,10 @@ void put_scalar(ArgSlot& slot, DType dtype, const ArgValue& v) {
       return put(slot, static_cast<float>(v.scalar));
     case DType::F64:
       return put(slot, v.scalar);
+    case DType::F8E4M3:
+      return put(slot, float8_e4m3(v.scalar).bits);
+    case DType::F8E5M2:
+      return put(slot, float8_e5m2(v.scalar).bits);
   }
   TESSERA_INTERNAL_CHECK(false, "unknown dtype");
 }

@@ -70,6 +70,11 @@ class Planner {
       for (ValueId v : op.operands) ++uses_[v];
     });
     deferred_.assign(f_.values.size(), false);
+    mma_operand_.assign(f_.values.size(), false);
+    ir::walk(root, [&](const ir::Op& op) {
+      if (op.kind == OpKind::Mma)
+        for (ValueId v : op.operands) mma_operand_[v] = true;
+    });
     mark_deferred(root, uses_);
     def_.assign(f_.values.size(), nullptr);
     ir::walk(root, [&](const ir::Op& op) {
@@ -88,6 +93,19 @@ class Planner {
               std::find(loads_here.begin(), loads_here.end(), v) != loads_here.end())
             deferred_[v] = true;
         }
+      // A transposed load (load_t: a load whose only user permutes it) is read straight into
+      // shared memory in the permuted order, coalesced along the tensor's contiguous axis, and
+      // each thread takes its result elements from there: no registers for the untransposed
+      // tile. A permute that feeds an mma keeps its own path (the mma stages it itself).
+      if (op.kind == OpKind::Permute && !mma_operand_[op.results[0]]) {
+        const ValueId v = op.operands[0];
+        bool identity = true;
+        for (size_t i = 0; i < op.attrs.perm.size(); ++i)
+          identity &= op.attrs.perm[i] == static_cast<int64_t>(i);
+        if (!identity && uses[v] == 1 &&
+            std::find(loads_here.begin(), loads_here.end(), v) != loads_here.end())
+          deferred_[v] = true;
+      }
       for (const ir::Block& r : op.regions) mark_deferred(r, uses);
     }
   }
@@ -411,6 +429,7 @@ class Planner {
   const bool split_tiles_;
   LayoutPlan& p_;
   std::vector<bool> deferred_;
+  std::vector<bool> mma_operand_;  // used by an mma
   std::vector<const ir::Op*> def_;
   std::vector<int> uses_;
 };

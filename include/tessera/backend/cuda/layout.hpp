@@ -14,8 +14,8 @@
 //                vector k*T + t, so broadcasting it back over `parent` is free.
 //   MmaAcc       an mma.sync accumulator: 16x8 fragments, the block's warps tiled over [M, N]
 //                (see MmaTiling); it stays in fragments across loop iterations.
-//   Shared       a load whose only user is an mma operand: the mma lands it in shared memory
-//                directly, and it has no registers.
+//   Shared       a load whose only user is an mma operand, or a permute (load_t): that op lands
+//                it in shared memory directly, and it has no registers.
 // Conversions between register layouts go through shared memory; converting from Uniform is a
 // fill. Conversions to Uniform only happen for single-element values (a reshape to rank 0).
 //

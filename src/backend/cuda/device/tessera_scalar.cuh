@@ -34,6 +34,68 @@ __device__ __forceinline__ float tsr_round_bf16(float f) {
   return tsr_bf16_to_f32(tsr_f32_to_bf16(f));
 }
 
+// ---- 8-bit floats (OCP FP8; include/tessera/core/float8.hpp has the formats) -----------------
+// Stored as their byte, held in registers as float. From float: round to nearest even, saturate
+// to the largest finite value (infinity too), NaN -> 0x7f, as __nv_cvt_float_to_fp8 with
+// __NV_SATFINITE does. sm_89+ convert with cvt.rn.satfinite; older GPUs with the same rounding
+// in integer code (the host's algorithm, so both are bit for bit the CPU backend's).
+__device__ __forceinline__ unsigned tsr_f32_to_fp8_soft(float f, unsigned M, int B,
+                                                        unsigned max_code) {
+  const unsigned u = __float_as_uint(f), sign = (u >> 24) & 0x80u, abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return 0x7fu;
+  if (abs == 0x7f800000u) return sign | max_code;
+  const int biased = (int)(abs >> 23);
+  if (biased == 0) return sign;
+  const unsigned m = (abs & 0x7fffffu) | 0x800000u;
+  const int e = biased - 127, ec = e < 1 - B ? 1 - B : e;
+  const int shift = (ec - (int)M) - (biased - 150);
+  if (shift > 25) return sign;
+  unsigned r = m >> shift;
+  const unsigned rest = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+  if (rest > half || (rest == half && (r & 1u))) ++r;
+  unsigned code = ((unsigned)(ec + B - 1) << M) + r;
+  return sign | (code > max_code ? max_code : code);
+}
+__device__ __forceinline__ unsigned char tsr_f32_to_e4m3(float f) {
+#if __CUDA_ARCH__ >= 890
+  // Infinity clamped to a finite value first, so it saturates like any large value; NaN passes
+  // the clamp and is made the canonical 0x7f after.
+  unsigned short h;
+  const float c = f > 3.0e38f ? 3.0e38f : f < -3.0e38f ? -3.0e38f : f;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(c));
+  return f != f ? (unsigned char)0x7f : (unsigned char)(h & 0xff);
+#else
+  return (unsigned char)tsr_f32_to_fp8_soft(f, 3, 7, 0x7e);
+#endif
+}
+__device__ __forceinline__ unsigned char tsr_f32_to_e5m2(float f) {
+#if __CUDA_ARCH__ >= 890
+  unsigned short h;
+  const float c = f > 3.0e38f ? 3.0e38f : f < -3.0e38f ? -3.0e38f : f;
+  asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(h) : "f"(0.0f), "f"(c));
+  return f != f ? (unsigned char)0x7f : (unsigned char)(h & 0xff);
+#else
+  return (unsigned char)tsr_f32_to_fp8_soft(f, 2, 15, 0x7b);
+#endif
+}
+// To float: exact. e4m3's normals rebias the exponent (7 -> 127), subnormals are mant * 2^-9;
+// e5m2 is the top byte of an f16.
+__device__ __forceinline__ float tsr_e4m3_to_f32(unsigned char b) {
+  const unsigned sign = (unsigned)(b & 0x80u) << 24, em = b & 0x7fu;
+  if (em == 0x7fu) return __uint_as_float(sign | 0x7fc00000u);
+  if (em < 8u) return __uint_as_float(sign | __float_as_uint((float)em * 0.001953125f));
+  return __uint_as_float(sign | ((em << 20) + (120u << 23)));
+}
+__device__ __forceinline__ float tsr_e5m2_to_f32(unsigned char b) {
+  return tsr_f16_to_f32((unsigned short)((unsigned)b << 8));
+}
+__device__ __forceinline__ float tsr_round_e4m3(float f) {
+  return tsr_e4m3_to_f32(tsr_f32_to_e4m3(f));
+}
+__device__ __forceinline__ float tsr_round_e5m2(float f) {
+  return tsr_e5m2_to_f32(tsr_f32_to_e5m2(f));
+}
+
 // x rounded to float, to odd: an inexact result is truncated and gets its lowest bit set. Rounding
 // that float on to f16 or bf16 then gives the correctly rounded result of x, as the CPU backend
 // does; through a float rounded to nearest it could round twice.
