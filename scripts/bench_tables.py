@@ -86,11 +86,12 @@ def gemm(secs, section, title):
         # "gemm+bias+relu bf16 4096x4096x4096", "gemm tuned f16 4000x3000x2000 (128x256)",
         # "gemm f16 (tile 128x128x32) 4096x4096x4096"
         # (the shape is the one outside parentheses: a tile "(tile 128x128x32)" is not a shape)
-        m = re.match(r"^gemm(\+\S+)?( tuned)? (f16|bf16|f32|tf32) (?:.* )?(\d+x\d+x\d+)\s*$",
+        m = re.match(r"^gemm(\+\S+)?(?: tuned| split-K \d+ \d+x\d+x\d+)? (f16|bf16|f32|tf32) "
+                     r"(?:.* )?(\d+x\d+x\d+)\s*$",
                      re.sub(r"\([^)]*\)", "", name).strip())
         if not m:
             continue
-        anchor = f"matmul{m.group(1) or ''} {m.group(3)} {m.group(4)}"
+        anchor = f"matmul{m.group(1) or ''} {m.group(2)} {m.group(3)}"
         rows.append((name, value, [ref.get(anchor)]))
     return table(title, "TFLOP/s", "Tessera", ["cuBLAS"], rows) if rows else []
 
@@ -142,6 +143,7 @@ def main():
     secs = sections(lines)
     device = next((l[2:].strip() for l in lines if l.startswith("# NVIDIA")), "unknown GPU")
     body = (attention(secs) + gemm(secs, "gemm", "GEMM, Hopper lowering (TFLOP/s)") +
+            gemm(secs, "gemm-splitk", "GEMM, split-K into an Accum f32 sum, then a cast (TFLOP/s)") +
             gemm(secs, "gemm-sm80", "GEMM, the Ampere lowering run as sm_80 code (TFLOP/s)") +
             rowwise(secs) + launch(secs))
     if not body:

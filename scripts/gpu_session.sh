@@ -12,7 +12,8 @@
 # Logs under $OUT in few files (the device tool brings back a limited number): cpu_suite.txt,
 # gpu_check's own (build.log, tests.log, summary.txt, gpu_check.txt), bench.txt, results.md and
 # its SVGs. Each bench step has its own time limit; SESSION_S (default 540) bounds the phase, and
-# a step that would not fit is skipped and says so.
+# a step that would not fit is skipped and says so; BENCHES="attention launch ..." runs only the
+# bench steps it names.
 #   OUT=dir scripts/gpu_session.sh [tests] [bench]      (both when none is named)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +41,7 @@ if [[ " $phases " == *" bench "* ]]; then
   bench() {
     local limit=$1 name=$2
     shift 2
+    [[ -z ${BENCHES:-} || " $BENCHES " == *" $name "* ]] || return 0
     if [ $((SECONDS + limit)) -gt "$budget" ]; then
       echo "skipped $name (would not fit: $SECONDS s of $budget used)" | tee -a "$OUT/bench.txt"
       return
@@ -55,6 +57,7 @@ if [[ " $phases " == *" bench "* ]]; then
   bench 60 torch-attention python3 bench/torch_reference.py --attention
   bench 100 gemm env TESSERA_LOG=tune "$b/bench_gemm" --tune 4000 3000 2000 4096 4096 4096 8192 8192 8192
   bench 60 torch-gemm python3 bench/torch_reference.py --gemm
+  bench 60 gemm-splitk "$b/bench_gemm" --split-k 4000 3000 2000
   bench 40 gemm-sm80 env TESSERA_TARGET_ARCH=sm_80 "$b/bench_gemm" 4096 4096 4096 8192 8192 8192
   bench 30 launch "$b/bench_launch"
   bench 60 rowwise "$b/bench_rowwise" --dtype f16 --numerics fast

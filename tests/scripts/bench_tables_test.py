@@ -31,6 +31,9 @@ tessera gemm tuned f16 4096x4096x4096 (128x256)     0.1849 ms      710.0 TFLOP/s
 tessera gemm f16 (tile 128x128x32) 4096x4096x4096     0.3551 ms      350.0 TFLOP/s
 tessera gemm f16 123x456x789                     0.0100 ms       10.0 TFLOP/s
 gemm rc=0 (13 s)
+===== gemm-splitk: build-gpu/bench/bench_gemm --split-k 4096 4096 4096
+tessera gemm split-K 2 128x256x64 f16 4096x4096x4096     0.2000 ms      400.0 TFLOP/s
+gemm-splitk rc=0 (20 s)
 ===== torch-gemm: python3 bench/torch_reference.py --gemm
 torch matmul f16 4096x4096x4096                  0.1797 ms      800.0 TFLOP/s
 torch matmul+bias+relu f16 4096x4096x4096        0.2909 ms      460.0 TFLOP/s
@@ -92,6 +95,8 @@ class BenchTables(unittest.TestCase):
         self.assertEqual(rows["gemm tuned f16 4096x4096x4096 (128x256)"][2], "800.0")
         # a tile size in parentheses is not taken for the shape
         self.assertEqual(rows["gemm f16 (tile 128x128x32) 4096x4096x4096"][2:], ["800.0", "0.44"])
+        # a split-K row's tile is not taken for the shape either
+        self.assertEqual(rows["gemm split-K 2 128x256x64 f16 4096x4096x4096"][2:], ["800.0", "0.50"])
         self.assertEqual(rows["softmax f16 fast 8192x8192"][2:], ["3200.0", "1000.0", "1.25"])
         # launch costs are times: the ratio is a speed (raw time / ours), 1.0 = parity
         self.assertEqual(rows["launch, back to back"][1:], ["6.00", "3.00", "0.50"])
@@ -110,7 +115,7 @@ class BenchTables(unittest.TestCase):
         r = run(os.path.join(SCRIPTS, "plot_results.py"), self.out)
         self.assertEqual(r.returncode, 0, r.stderr)
         svgs = [l.split()[-1] for l in r.stdout.splitlines() if l.endswith(".svg")]
-        self.assertEqual(len(svgs), 4)  # attention, GEMM, row-wise, launch
+        self.assertEqual(len(svgs), 5)  # attention, GEMM, split-K GEMM, row-wise, launch
         with open(svgs[0]) as f:
             self.assertIn("<svg", f.read())
 
