@@ -72,7 +72,9 @@ run_gpu_tests() {
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
     ( t0=$SECONDS
       if timeout 400 bash -c "$run" >"$results/$i.log" 2>&1; then s=PASS; else s=FAIL; fi
-      echo "$s $((SECONDS - t0)) s" >"$results/$i.rc" ) &
+      echo "$s $((SECONDS - t0)) s" >"$results/$i.rc"
+      # As each finishes, so a run cut short by a time limit still shows what passed.
+      echo "$s $((SECONDS - t0)) s  $label: $name" >>"$OUT/progress.txt" ) &
   done <"$bin/gpu_tests.txt"
   wait
   i=0
