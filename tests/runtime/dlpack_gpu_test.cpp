@@ -71,10 +71,12 @@ TEST(DLPackOnGpu, ABorrowedTensorWithAStreamIsHandedBackInThatStreamsOrder) {
   DLManagedTensor* out = nullptr;
   {
     StreamScope on(user);
-    auto x = from_dlpack_unchecked<float, 1>(&lent.managed, user);
     auto y = full<float>({n}, 0.5f, gpu);
-    auto [z, x1, y1] =
-        gpu_dl_add(empty<float>({n}, gpu).partition({4096}), std::move(x), y).chain();
+    // Borrowed as a temporary: a launch copies an In's handle (std::move of a named tensor would
+    // leave the caller's), so the one it hands back, x1, is then the last.
+    auto [z, x1, y1] = gpu_dl_add(empty<float>({n}, gpu).partition({4096}),
+                                  from_dlpack_unchecked<float, 1>(&lent.managed, user), y)
+                           .chain();
     x1 = Tensor<float, 1>();
     EXPECT_EQ(lent.deleted, 1);  // handed back at once, in the stream's order
     out = to_dlpack(std::move(z).unpartition(), user);
