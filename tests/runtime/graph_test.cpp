@@ -210,6 +210,30 @@ GRAPH_TEST(Graph, ReplaysStillReadCapturedTensorsTheCallerDropped) {
   EXPECT_EQ(y.to_vector(), all(8.0f));
 }
 
+// Views (a slice at an offset into a larger tensor, as an engine splits a fused projection's
+// output): the graph holds the storage behind them, whichever handle goes last, and is destroyed
+// cleanly after its tensors.
+GRAPH_TEST(Graph, ReplaysReadViewsOfTensorsTheCallerDropped) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> y, z;
+  std::optional<Graph> g;
+  {
+    Tensor<float, 1> both = full<float>({2 * kN}, 3.0f, dev());
+    const Tensor<float, 1> low = both.slice(0, 0, kN), high = both.slice(0, kN, 2 * kN);
+    g.emplace(capture([&] {
+      auto [yp, l1] = graph_twice(zeros<float>({kN}, dev()).partition({64}), low).sync();
+      auto [zp, h1] = graph_plus_one(zeros<float>({kN}, dev()).partition({64}), high).sync();
+      y = std::move(yp).unpartition();
+      z = std::move(zp).unpartition();
+    }));
+  }  // the caller's handles to `both` and its two views are gone
+  g->replay().sync();
+  EXPECT_EQ(y.to_vector(), all(6.0f));
+  EXPECT_EQ(z.to_vector(), all(4.0f));
+  g.reset();  // the graph goes first, then its outputs
+  EXPECT_EQ(y.to_vector(), all(6.0f));
+}
+
 GRAPH_TEST(Graph, DestroyingTheGraphWhileAReplayIsPendingLetsTheReplayFinish) {
   SKIP_WITHOUT_DEVICE();
   Tensor<float, 1> y;
