@@ -234,28 +234,6 @@ GRAPH_TEST(Graph, ReplaysReadViewsOfTensorsTheCallerDropped) {
   EXPECT_EQ(y.to_vector(), all(6.0f));
 }
 
-// Views of what a captured launch wrote, read by the next captured launch (a fused projection's
-// output split into parts inside the step graph), replayed, then everything dropped.
-GRAPH_TEST(Graph, ReplaysReadViewsOfWhatAnEarlierCapturedLaunchWrote) {
-  SKIP_WITHOUT_DEVICE();
-  Tensor<float, 1> x = full<float>({2 * kN}, 5.0f, dev());
-  Tensor<float, 1> y;
-  {
-    Graph g = capture([&] {
-      auto [wp, x1] = graph_plus_one(zeros<float>({2 * kN}, dev()).partition({64}), x).sync();
-      const Tensor<float, 1> w = std::move(wp).unpartition();
-      auto [yp, h1] =
-          graph_twice(zeros<float>({kN}, dev()).partition({64}), w.slice(0, kN, 2 * kN)).sync();
-      y = std::move(yp).unpartition();
-    });
-    x = Tensor<float, 1>();
-    g.replay();
-    g.replay().sync();
-    EXPECT_EQ(y.to_vector(), all(12.0f));
-  }
-  EXPECT_EQ(y.to_vector(), all(12.0f));
-}
-
 GRAPH_TEST(Graph, DestroyingTheGraphWhileAReplayIsPendingLetsTheReplayFinish) {
   SKIP_WITHOUT_DEVICE();
   Tensor<float, 1> y;
