@@ -17,6 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// See JitCache::folder_bytes_.
+constexpr int kWritesPerScan = 32;
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
@@ -215,6 +218,16 @@ void JitCache::store(const std::string& key, std::string_view description,
     ++stats_.disk_errors;
     return;
   }
+  const uint64_t written = sizeof(jit_entry::Header) + key.size() + payload.size();
+  {
+    std::lock_guard lock(mu_);
+    if (folder_bytes_ && writes_since_scan_ < kWritesPerScan &&
+        *folder_bytes_ + written <= config_.max_bytes) {
+      *folder_bytes_ += written;
+      ++writes_since_scan_;
+      return;
+    }
+  }
   evict(path);
 }
 
@@ -252,6 +265,12 @@ void JitCache::evict(const fs::path& keep) {
     total += bytes;
     entries.push_back({p, bytes, mtime});
   }
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.folder_scans;
+    writes_since_scan_ = 0;
+    folder_bytes_ = total;
+  }
   if (total <= config_.max_bytes) return;
   std::sort(entries.begin(), entries.end(),
             [](const Entry& a, const Entry& b) { return a.used < b.used; });
@@ -266,12 +285,14 @@ void JitCache::evict(const fs::path& keep) {
       ++evicted;
     }
   }
-  if (evicted) {
-    log_jit(detail::cat("evicted ", evicted, " least recently used entries to stay under ",
-                        config_.max_bytes, " bytes"));
+  {
     std::lock_guard lock(mu_);
+    folder_bytes_ = total;
     stats_.evictions += evicted;
   }
+  if (evicted)
+    log_jit(detail::cat("evicted ", evicted, " least recently used entries to stay under ",
+                        config_.max_bytes, " bytes"));
 }
 
 JitCache::DiskUsage JitCache::disk_usage() const {

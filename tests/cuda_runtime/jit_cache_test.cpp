@@ -236,6 +236,38 @@ TEST_F(JitCacheTest, EvictsTheLeastRecentlyUsedEntriesToStayUnderTheBound) {
   EXPECT_EQ(cache.stats().evictions, 1u);
 }
 
+TEST_F(JitCacheTest, WritesScanTheFolderOnlyWhenTheyMayPassTheBound) {
+  std::atomic<int> builds{0};
+  const size_t payload = 1000;
+  // Room for ten entries; the folder is walked at the first write, then not until the writes
+  // this cache counted would pass the bound.
+  const uint64_t bound = 10 * (payload + 200);
+  JitCache cache(config(bound));
+  for (int i = 0; i < 9; ++i) get(cache, "k" + std::to_string(i), builds, payload);
+  EXPECT_EQ(cache.stats().folder_scans, 1u);
+  EXPECT_EQ(cache.stats().evictions, 0u);
+  for (int i = 9; i < 14; ++i) get(cache, "k" + std::to_string(i), builds, payload);
+  EXPECT_GE(cache.stats().folder_scans, 2u);
+  EXPECT_GE(cache.stats().evictions, 1u);
+  EXPECT_LE(cache.disk_usage().bytes, bound);
+}
+
+TEST_F(JitCacheTest, WritesOfAnotherProcessAreCountedAtTheNextScan) {
+  std::atomic<int> builds{0};
+  const size_t payload = 1000;
+  const uint64_t bound = 40 * (payload + 200);
+  JitCache cache(config(bound));
+  get(cache, "mine-0", builds, payload);
+  // Another process (another instance here) fills the folder past the bound; this cache's own
+  // count does not see that, but a scan every few dozen writes does.
+  JitCache other(config(uint64_t{1} << 30));
+  for (int i = 0; i < 60; ++i) get(other, "theirs-" + std::to_string(i), builds, payload);
+  EXPECT_GT(cache.disk_usage().bytes, bound);
+  for (int i = 1; i <= 33; ++i) get(cache, "mine-" + std::to_string(i), builds, payload);
+  EXPECT_GE(cache.stats().folder_scans, 2u);
+  EXPECT_LE(cache.disk_usage().bytes, bound);
+}
+
 TEST_F(JitCacheTest, EntryLargerThanTheBoundStaysInMemoryOnly) {
   JitCache cache(config(5000));
   std::atomic<int> builds{0};

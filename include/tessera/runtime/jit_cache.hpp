@@ -30,6 +30,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -134,6 +135,7 @@ class JitCache {
     uint64_t corrupt_entries = 0;  // found on disk, deleted and rebuilt
     uint64_t disk_errors = 0;      // reads or writes that failed (the build still succeeded)
     uint64_t evictions = 0;
+    uint64_t folder_scans = 0;  // walks of the folder to total its size (see store())
   };
   Stats stats() const;
 
@@ -147,6 +149,11 @@ class JitCache {
   mutable std::mutex mu_;
   std::unordered_map<std::string, std::shared_future<Blob>> memory_;
   Stats stats_;
+  // The folder's size as of the last scan plus what this process wrote since: a write scans the
+  // folder only when this would pass the bound, or after kWritesPerScan writes (other processes
+  // write to the same folder), not on every write.
+  std::optional<uint64_t> folder_bytes_;
+  int writes_since_scan_ = 0;
 };
 
 }  // namespace tessera::runtime

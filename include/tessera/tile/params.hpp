@@ -59,14 +59,40 @@ struct IndexArg {
   SourceLoc loc;
 };
 
-// R: the tensor's rank when the kernel fixes it (checked when the launch is compiled, or at
-// launch for tensors whose rank is not static), or kDynamicRank.
-template <Element T, int R = kDynamicRank>
-class Out {
+namespace detail {
+// What every tensor parameter kind (Out, Accum, In) has: its element type and static rank, its
+// position among the kernel's parameters, the tensor's rank and run-time extents.
+template <Element T, int R>
+class TensorParam {
  public:
   using element_type = T;
   static constexpr int static_rank = R;
-  explicit Out(detail::ParamTag t) : index_(t.index) {}
+  explicit TensorParam(ParamTag t) : index_(t.index) {}
+
+  int rank() const { return param(index_).rank; }
+  // The tensor's run-time extent along `axis`.
+  Tile<int64_t> dim(int axis, std::source_location l = std::source_location::current()) const {
+    ir::Attrs a;
+    a.param = index_;
+    a.axis = axis;
+    return Tile<int64_t>(emit(ir::OpKind::Dim, {}, a, l));
+  }
+  int index() const { return index_; }
+
+ protected:
+  int index_;
+};
+}  // namespace detail
+
+// R: the tensor's rank when the kernel fixes it (checked when the launch is compiled, or at
+// launch for tensors whose rank is not static), or kDynamicRank.
+template <Element T, int R = kDynamicRank>
+class Out : public detail::TensorParam<T, R> {
+  using Base = detail::TensorParam<T, R>;
+  using Base::index_;
+
+ public:
+  using Base::Base;
 
   // Writes `tile` to this block's tile; elements past the tensor's edge are dropped.
   void store(const Tile<T>& tile, std::source_location l = std::source_location::current()) const {
@@ -86,26 +112,14 @@ class Out {
     a.param = index_;
     detail::emit(ir::OpKind::StorePart, std::move(operands), a, l);
   }
-  // The shape of this block's tile (fixed by the partition) and the tensor's rank.
+  // The shape of this block's tile (fixed by the partition).
   const Shape& shape() const { return detail::param(index_).tile_shape; }
-  int rank() const { return detail::param(index_).rank; }
   Index tile_index(int axis, std::source_location l = std::source_location::current()) const {
     return tessera::tile::tile_index(axis, l);
   }
   Index num_tiles(int axis, std::source_location l = std::source_location::current()) const {
     return tessera::tile::num_tiles(axis, l);
   }
-  // The tensor's run-time extent along `axis`.
-  Tile<int64_t> dim(int axis, std::source_location l = std::source_location::current()) const {
-    ir::Attrs a;
-    a.param = index_;
-    a.axis = axis;
-    return Tile<int64_t>(detail::emit(ir::OpKind::Dim, {}, a, l));
-  }
-  int index() const { return index_; }
-
- private:
-  int index_;
 };
 
 // A tensor that every block may add into, anywhere: tiles of different blocks may overlap,
@@ -118,11 +132,12 @@ class Out {
 // order, each block's adds in program order and each tile's elements row-major, so its result is
 // deterministic. Dtypes: f32, f64, i32, i64 (integers wrap, as the GPU's atomics do).
 template <Element T, int R = kDynamicRank>
-class Accum {
+class Accum : public detail::TensorParam<T, R> {
+  using Base = detail::TensorParam<T, R>;
+  using Base::index_;
+
  public:
-  using element_type = T;
-  static constexpr int static_rank = R;
-  explicit Accum(detail::ParamTag t) : index_(t.index) {}
+  using Base::Base;
 
   // Adds `tile` to the tile of the tensor at tile coordinate `index` (one per axis; the tile's
   // shape is `tile`'s): element i lands at index * shape + i. Elements past the tensor's edge
@@ -149,15 +164,6 @@ class Accum {
     for (const IndexArg& i : start) operands.push_back(i.get());
     emit_add(std::move(operands), l);
   }
-  int rank() const { return detail::param(index_).rank; }
-  // The tensor's run-time extent along `axis`.
-  Tile<int64_t> dim(int axis, std::source_location l = std::source_location::current()) const {
-    ir::Attrs a;
-    a.param = index_;
-    a.axis = axis;
-    return Tile<int64_t>(detail::emit(ir::OpKind::Dim, {}, a, l));
-  }
-  int index() const { return index_; }
 
   // An Accum is only added into: these overloads exist only to say so.
   template <class... Args>
@@ -180,24 +186,12 @@ class Accum {
     a.param = index_;
     detail::emit(ir::OpKind::Accumulate, std::move(operands), a, l);
   }
-  int index_;
 };
 
 template <Element T, int R = kDynamicRank>
-class In {
+class In : public detail::TensorParam<T, R> {
  public:
-  using element_type = T;
-  static constexpr int static_rank = R;
-  explicit In(detail::ParamTag t) : index_(t.index) {}
-
-  int rank() const { return detail::param(index_).rank; }
-  Tile<int64_t> dim(int axis, std::source_location l = std::source_location::current()) const {
-    ir::Attrs a;
-    a.param = index_;
-    a.axis = axis;
-    return Tile<int64_t>(detail::emit(ir::OpKind::Dim, {}, a, l));
-  }
-  int index() const { return index_; }
+  using detail::TensorParam<T, R>::TensorParam;
 
   // Inputs are read-only: this overload exists only to say so.
   template <class... Args>
@@ -206,9 +200,6 @@ class In {
                   "store() on an In<T> parameter: kernel inputs are read-only. Declare the "
                   "parameter Out<T> and pass a partition (std::move(t).partition(tile)) to write it.");
   }
-
- private:
-  int index_;
 };
 
 // A run-time scalar argument: a rank-0 tile.
