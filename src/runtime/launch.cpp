@@ -1,6 +1,7 @@
 #include "tessera/runtime/launch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "block_pool.hpp"
 #include "compile_pipeline.hpp"
 #include "cpu_queue.hpp"
 #include "graph_capture.hpp"
@@ -55,11 +57,25 @@ void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
-  std::vector<std::shared_ptr<Completion>> writers;
-  {
+  // Copied out of the lock (each is waited for): on the stack for the usual few, so that a wait
+  // allocates nothing.
+  constexpr size_t kInline = 4;
+  std::array<std::shared_ptr<Completion>, kInline> inline_writers;
+  std::vector<std::shared_ptr<Completion>> more_writers;
+  size_t count = 0;
+  try {
     std::lock_guard lock(mu_);
-    writers = writers_;
+    count = writers_.size();
+    if (count <= kInline)
+      std::copy(writers_.begin(), writers_.end(), inline_writers.begin());
+    else
+      more_writers = writers_;
+  } catch (...) {
+    return std::current_exception();
   }
+  const std::span<const std::shared_ptr<Completion>> writers =
+      count <= kInline ? std::span<const std::shared_ptr<Completion>>(inline_writers.data(), count)
+                       : std::span<const std::shared_ptr<Completion>>(more_writers);
   for (const std::shared_ptr<Completion>& w : writers) {
     try {
       w->wait();
@@ -422,8 +438,8 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       grid.assign(a.tile.begin(), a.tile.end());
     } else if (!std::ranges::equal(a.tile, grid)) {
       fail_launch(describe(names(), i, a.kind), " declares a grid of ",
-                  to_string(Shape(a.tile.begin(), a.tile.end())),
-                  " blocks, but ", describe(names(), *grid_from, args[*grid_from].kind),
+                  to_string(Shape(a.tile.begin(), a.tile.end())), " blocks, but ",
+                  describe(names(), *grid_from, args[*grid_from].kind),
                   first_out ? " is cut into " : " declares ", to_string(grid),
                   "; the arguments of one launch share its grid (accumulate() with no grid "
                   "follows the Out partitions')");
@@ -561,6 +577,44 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   return checked;
 }
 
+namespace {
+
+// A CPU launch on its way to a worker. Its block comes from a pool and the queued function holds
+// only a pointer to it (small enough for std::function to keep inline), so that queuing a launch
+// allocates nothing once warm.
+struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
+  std::shared_ptr<const CompiledKernel> kernel;
+  backend::LaunchArgs args;
+  std::vector<std::shared_ptr<Completion>> readers;
+  std::shared_ptr<Completion> done;
+
+  // Queues the job on the CPU backend's workers.
+  static void enqueue(std::shared_ptr<const CompiledKernel> kernel, backend::LaunchArgs args,
+                      std::vector<std::shared_ptr<Completion>> readers,
+                      std::shared_ptr<Completion> done) {
+    auto* job = new CpuLaunchJob{
+        {}, std::move(kernel), std::move(args), std::move(readers), std::move(done)};
+    try {
+      cpu_enqueue([job] { std::unique_ptr<CpuLaunchJob>(job)->run(); });
+    } catch (...) {  // not queued
+      delete job;
+      throw;
+    }
+  }
+  void run() {
+    for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+    if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
+    try {
+      backend::cpu::run(kernel->fn, args);
+      done->finish();
+    } catch (...) {
+      done->finish(std::current_exception());
+    }
+  }
+};
+
+}  // namespace
+
 std::shared_ptr<Completion> CheckedLaunch::start() && {
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
@@ -574,22 +628,12 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
   clock.mark(&LaunchProfile::start_ns);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
-    done = std::make_shared<Completion>(label_);
+    done = std::allocate_shared<Completion>(PoolAllocator<Completion>{}, label_);
     done->follow(std::move(before.writers));
     // The job waits for the readers it follows (they only have to finish), then for the writers
     // (whose failure is this launch's), then runs. The kernel and the argument values travel with
     // it; the storages stay alive since each one waits for its launches before it is freed.
-    cpu_enqueue(
-        [kernel = kernel_, args = std::move(args_), readers = std::move(before.readers), done] {
-          for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-          if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-          try {
-            backend::cpu::run(kernel->fn, args);
-            done->finish();
-          } catch (...) {
-            done->finish(std::current_exception());
-          }
-        });
+    CpuLaunchJob::enqueue(kernel_, std::move(args_), std::move(before.readers), done);
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.

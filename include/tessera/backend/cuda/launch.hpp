@@ -44,8 +44,9 @@ void check_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& pa
 std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
                               void* error_report = nullptr, CUstream stream = nullptr);
-// The same without the event: what a stream being captured into a CUDA graph records (the
-// kernel, then the copy and clearing of its error report). If queuing the report fails after
+// The same without the event: what the runtime queues (it records events for several launches at
+// once) and what a stream being captured into a CUDA graph records (the kernel, then the copy and
+// clearing of its error report). If queuing the report fails after
 // the kernel was queued, waits for the stream (a capturing stream refuses the wait, harmlessly)
 // before throwing.
 void queue_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
