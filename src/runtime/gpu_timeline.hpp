@@ -99,4 +99,8 @@ const std::shared_ptr<StreamTimeline>& stream_timeline(const cuda::DeviceContext
 // The stream is being destroyed: a later stream with the same handle gets a new timeline.
 void forget_stream_timeline(CUstream stream) noexcept;
 
+// Events recorded for marks so far, by every timeline of the process: for tests, which check that
+// launches do not record one each.
+uint64_t gpu_marks_recorded() noexcept;
+
 }  // namespace tessera::runtime
