@@ -137,7 +137,8 @@ void StreamTimeline::wait(uint64_t seq) {
 }
 
 void StreamTimeline::order_on(uint64_t seq, CUstream waiter) {
-  if (waiter == stream_ || known_done(seq)) return;  // in order already, or nothing to wait for
+  // In order already (unless the handle now names a new stream), or nothing to wait for.
+  if ((waiter == stream_ && !closed_.load(std::memory_order_acquire)) || known_done(seq)) return;
   std::shared_ptr<cuda::Event> event;
   uint64_t mark = 0;
   {
@@ -152,6 +153,25 @@ void StreamTimeline::order_on(uint64_t seq, CUstream waiter) {
     return;
   }
   event->make_wait(waiter);
+}
+
+void StreamTimeline::close() noexcept {
+  std::lock_guard lock(mu_);
+  closed_.store(true, std::memory_order_release);
+  if (last_mark_ == queued_) return;  // every launch is covered already
+  try {
+    record_mark();
+    return;
+  } catch (...) {
+  }
+  // No mark: wait here, so that no question about these launches needs the stream again.
+  try {
+    ctx_->make_current();
+    (void)cuda::driver().cuStreamSynchronize(stream_);
+  } catch (...) {
+  }
+  last_mark_ = queued_;
+  passed(queued_);
 }
 
 // ---- registry --------------------------------------------------------------------------------
@@ -203,6 +223,7 @@ void forget_stream_timeline(CUstream stream) noexcept {
   if (auto it = r.timelines.find(stream); it != r.timelines.end()) {
     gone = std::move(it->second);
     r.timelines.erase(it);
+    gone->close();
   }
   r.generation.fetch_add(1, std::memory_order_acq_rel);
 }

@@ -64,6 +64,10 @@ class StreamTimeline {
   // Makes work queued next on `waiter` wait, on the device, for launch `seq`: nothing on this
   // stream itself or when the launch is known done; a failed launch is not waited for.
   void order_on(uint64_t seq, CUstream waiter);
+  // Before the stream is destroyed: records a last mark behind everything queued (launches may
+  // still be waited for afterwards, and no event can be recorded on a destroyed stream). Waits for
+  // the stream instead if the driver refuses the record. Never throws.
+  void close() noexcept;
 
  private:
   struct Mark {
@@ -85,6 +89,8 @@ class StreamTimeline {
   uint64_t queued_ = 0;     // the last launch's number
   uint64_t last_mark_ = 0;  // the number the newest mark covers up to
   std::atomic<uint64_t> done_{0};
+  // close() was called: the stream is gone, and a stream with its handle is another one.
+  std::atomic<bool> closed_{false};
   // Marks not yet known passed, oldest first: a ring of capacity ring_.size() (a power of two).
   std::vector<Mark> ring_;
   size_t head_ = 0, count_ = 0;
@@ -96,7 +102,8 @@ class StreamTimeline {
 // registry only when it launches on another stream than its last launch.
 const std::shared_ptr<StreamTimeline>& stream_timeline(const cuda::DeviceContext& ctx,
                                                        CUstream stream);
-// The stream is being destroyed: a later stream with the same handle gets a new timeline.
+// The stream is about to be destroyed: closes its timeline (the launches keep it), and a later
+// stream with the same handle gets a new one.
 void forget_stream_timeline(CUstream stream) noexcept;
 
 // Events recorded for marks so far, by every timeline of the process: for tests, which check that

@@ -138,5 +138,37 @@ TEST(GpuTimeline, MemoryFreedWhileItsLastLaunchRunsOnAnotherStreamIsFreedBehindI
   }
 }
 
+TEST(GpuTimeline, LaunchesOnADestroyedStreamAreStillWaitedForRight) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  auto x = zeros<float>({kBig}, gpu);
+  using Pending = decltype(tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, 0));
+  std::vector<std::optional<Pending>> pending(6);  // no mark behind the last two
+  {
+    const Stream s(gpu);
+    const StreamScope on(s);
+    for (int i = 0; i < 6; ++i)
+      pending[i].emplace(
+          tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, kSlowSteps * (i + 1)));
+  }  // the stream is destroyed; its launches still run
+  // A new stream may get the destroyed one's handle: its work is not in order with the old.
+  const Stream t(gpu);
+  std::optional<decltype(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), x))> doubled;
+  Tensor<float, 1> last;
+  {
+    auto [z, x1, n1] = std::move(*pending[5]).chain();
+    last = std::move(z).unpartition();
+    const StreamScope on(t);
+    doubled.emplace(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), last));
+  }
+  for (int i = 4; i >= 0; --i) {
+    auto [z, x1, n1] = std::move(*pending[i]).sync();
+    EXPECT_EQ(std::move(z).unpartition().to_vector(), std::vector<float>(kBig, 2.0f))
+        << "launch " << i + 1;
+  }
+  auto [y, l1] = std::move(*doubled).sync();
+  EXPECT_EQ(std::move(y).unpartition().to_vector(), std::vector<float>(kBig, 4.0f));
+}
+
 }  // namespace
 }  // namespace tessera::test
