@@ -252,7 +252,8 @@ struct Specialization {
 // specialization, never the launches of other kernels, on any thread.
 struct CacheEntry {
   std::mutex mu;
-  bool ready = false;  // spec is built; a failed build leaves it unset, to be tried again
+  // spec is built (and never changes again); a failed build leaves it unset, to be tried again.
+  std::atomic<bool> ready{false};
   Specialization spec;
 };
 // Found by a string_view of the key: a lookup makes no string.
@@ -267,6 +268,28 @@ struct SpecializationCache {
 SpecializationCache& cache() {
   static SpecializationCache c;
   return c;
+}
+
+// This thread's last few lookups: a kernel launched again finds its entry without the cache's
+// lock or a hash of its key. Entries are never removed from the cache, so a remembered one stays
+// valid.
+struct RecentEntry {
+  std::string key;
+  std::shared_ptr<CacheEntry> entry;
+};
+constexpr size_t kRecentEntries = 4;
+thread_local std::array<RecentEntry, kRecentEntries> t_recent;
+thread_local size_t t_recent_next = 0;
+
+std::shared_ptr<CacheEntry> recent_entry(std::string_view key) {
+  for (const RecentEntry& r : t_recent)
+    if (r.entry && r.key == key) return r.entry;
+  return nullptr;
+}
+void remember_entry(std::string_view key, const std::shared_ptr<CacheEntry>& entry) {
+  RecentEntry& r = t_recent[t_recent_next++ % kRecentEntries];
+  r.key.assign(key);
+  r.entry = entry;
 }
 
 // What generated GPU code may assume about a tensor: contiguity of the innermost axis, and the
@@ -493,13 +516,17 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   Specialization spec;
   {
     specialization_key(key, site, args, *device, tensor_specs);
-    std::shared_ptr<CacheEntry> entry;
-    {
+    std::shared_ptr<CacheEntry> entry = recent_entry(key);
+    if (!entry) {
       SpecializationCache& c = cache();
-      std::lock_guard lock(c.mu);
-      auto it = c.entries.find(std::string_view(key));
-      if (it == c.entries.end()) it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
-      entry = it->second;
+      {
+        std::lock_guard lock(c.mu);
+        auto it = c.entries.find(std::string_view(key));
+        if (it == c.entries.end())
+          it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
+        entry = it->second;
+      }
+      remember_entry(key, entry);
     }
     auto params = [&] {
       std::vector<ir::Param> ps;
@@ -512,10 +539,13 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       }
       return ps;
     };
-    bool cached = false;
-    {
+    // A built entry never changes again: read without its lock (ready is set after spec, with
+    // release order).
+    bool cached = entry->ready.load(std::memory_order_acquire);
+    if (cached) spec = entry->spec;
+    if (!cached) {
       std::lock_guard lock(entry->mu);
-      if (entry->ready) {
+      if (entry->ready.load(std::memory_order_relaxed)) {
         spec = entry->spec;
         cached = true;
       } else {
@@ -541,7 +571,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         spec.kernel = std::move(compiled.kernel);
         spec.gpu = std::move(compiled.gpu);
         entry->spec = spec;
-        entry->ready = true;
+        entry->ready.store(true, std::memory_order_release);
       }
     }
     // (A specialization read back by ir_cache has no trace to compare with; it is not read back
