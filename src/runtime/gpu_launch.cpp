@@ -232,7 +232,9 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
   }
   const std::shared_ptr<StreamTimeline>& timeline = stream_timeline(ctx, queue);
   const uint64_t seq = timeline->queue([&] {
-    cuda::queue_launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue);
+    // Checked by gpu_check_launch() while the caller still held the arguments (launch.cpp).
+    cuda::queue_launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue,
+                       /*checked=*/true);
   });
   try {
     auto done = std::allocate_shared<Completion>(
