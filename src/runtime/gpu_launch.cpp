@@ -230,7 +230,8 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
     order.lock();
     if (k.last_launch && k.last_stream != queue) k.last_launch->order_on(queue);
   }
-  const std::shared_ptr<StreamTimeline>& timeline = stream_timeline(ctx, queue);
+  // A copy: the registry's reference is this thread's, and is replaced by its next lookup.
+  const std::shared_ptr<StreamTimeline> timeline = stream_timeline(ctx, queue);
   const uint64_t seq = timeline->queue([&] {
     // Checked by gpu_check_launch() while the caller still held the arguments (launch.cpp).
     cuda::queue_launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue,
