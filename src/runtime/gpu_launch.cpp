@@ -1,5 +1,6 @@
 // The GPU half of the launch path: CUDA C++ source -> (JIT cache | NVRTC) -> cubin -> module on
-// the device -> launch on the device's stream -> a Completion that waits on the launch's event.
+// the device -> launch on the device's stream -> a Completion that waits for the launch's number on
+// its stream's timeline (gpu_timeline.hpp: no event per launch).
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -9,9 +10,11 @@
 #include <mutex>
 #include <optional>
 
+#include "block_pool.hpp"
 #include "compile_log.hpp"
 #include "gpu_context.hpp"
 #include "gpu_kernel.hpp"
+#include "gpu_timeline.hpp"
 #include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/launch.hpp"
@@ -95,33 +98,34 @@ void order_event_on(const cuda::Event& event, void* stream) {
 
 namespace {
 
-// A launch's event, as the Completion sees it.
-class GpuWork final : public DeviceWork {
+// A launch as the Completion sees it: its number on its stream's timeline (no event of its own).
+class GpuWork final : public DeviceWork, public PooledNew<GpuWork> {
  public:
-  GpuWork(std::unique_ptr<cuda::Event> event, const GpuKernel& kernel,
+  GpuWork(std::shared_ptr<StreamTimeline> timeline, uint64_t seq, const GpuKernel& kernel,
           std::unique_ptr<ErrorReport> report)
-      : event_(std::move(event)), kernel_(kernel), report_(std::move(report)) {}
+      : timeline_(std::move(timeline)), seq_(seq), kernel_(kernel), report_(std::move(report)) {}
   // The report is freed on the device's stream: behind this launch, if it ran on another one.
   ~GpuWork() override {
-    if (!report_ || event_->stream() == kernel_.loaded.ctx->stream()) return;
+    if (!report_ || timeline_->stream() == kernel_.loaded.ctx->stream()) return;
     try {
-      event_->make_wait(kernel_.loaded.ctx->stream());
+      timeline_->order_on(seq_, kernel_.loaded.ctx->stream());
     } catch (...) {  // the driver refused the wait: wait here before the report is freed
       try {
-        event_->synchronize();
+        timeline_->wait(seq_);
       } catch (...) {
       }
     }
   }
-  bool done() override { return event_->query(); }
+  bool done() override { return timeline_->done(seq_); }
   void wait() override {
-    event_->synchronize();
+    timeline_->wait(seq_);
     if (report_) check_error_report(kernel_, report_->get());
   }
-  void order_on(void* stream) override { order_event_on(*event_, stream); }
+  void order_on(void* stream) override { timeline_->order_on(seq_, static_cast<CUstream>(stream)); }
 
  private:
-  std::unique_ptr<cuda::Event> event_;
+  std::shared_ptr<StreamTimeline> timeline_;
+  uint64_t seq_;
   const GpuKernel& kernel_;              // loaded kernels live as long as the process
   std::unique_ptr<ErrorReport> report_;  // null when the kernel has no check that can fail
 };
@@ -226,21 +230,27 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
     order.lock();
     if (k.last_launch && k.last_stream != queue) k.last_launch->order_on(queue);
   }
-  std::unique_ptr<cuda::Event> event =
-      cuda::launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue);
+  // A copy: the registry's reference is this thread's, and is replaced by its next lookup.
+  const std::shared_ptr<StreamTimeline> timeline = stream_timeline(ctx, queue);
+  const uint64_t seq = timeline->queue([&] {
+    // Checked by gpu_check_launch() while the caller still held the arguments (launch.cpp).
+    cuda::queue_launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue,
+                       /*checked=*/true);
+  });
   try {
-    auto done = std::make_shared<Completion>(
-        std::make_unique<GpuWork>(std::move(event), k, std::move(report)), std::move(label));
+    auto done = std::allocate_shared<Completion>(
+        PoolAllocator<Completion>{}, std::make_unique<GpuWork>(timeline, seq, k, std::move(report)),
+        std::move(label));
     if (order.owns_lock()) {
       k.last_launch = done;
       k.last_stream = queue;
     }
     return done;
   } catch (...) {  // the kernel runs: let it finish before the caller gets its arguments back
-    if (event) try {
-        event->synchronize();
-      } catch (...) {
-      }
+    try {
+      timeline->wait(seq);
+    } catch (...) {
+    }
     throw;
   }
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "gpu_context.hpp"
+#include "gpu_timeline.hpp"
 #include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 
@@ -21,6 +22,8 @@ void* gpu_create_stream(Device d) {
 
 void gpu_destroy_stream(Device d, void* stream) noexcept {
   if (!stream) return;
+  // Its launches keep their timeline; a stream made later with the same handle gets a new one.
+  forget_stream_timeline(static_cast<CUstream>(stream));
   try {
     const cuda::DeviceContext& ctx = gpu_context(d);
     ctx.make_current();

@@ -1,6 +1,7 @@
 #include "tessera/runtime/launch.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <chrono>
@@ -21,6 +22,7 @@
 #include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "block_pool.hpp"
 #include "compile_pipeline.hpp"
 #include "cpu_queue.hpp"
 #include "graph_capture.hpp"
@@ -55,11 +57,25 @@ void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
-  std::vector<std::shared_ptr<Completion>> writers;
-  {
+  // Copied out of the lock (each is waited for): on the stack for the usual few, so that a wait
+  // allocates nothing.
+  constexpr size_t kInline = 4;
+  std::array<std::shared_ptr<Completion>, kInline> inline_writers;
+  std::vector<std::shared_ptr<Completion>> more_writers;
+  size_t count = 0;
+  try {
     std::lock_guard lock(mu_);
-    writers = writers_;
+    count = writers_.size();
+    if (count <= kInline)
+      std::copy(writers_.begin(), writers_.end(), inline_writers.begin());
+    else
+      more_writers = writers_;
+  } catch (...) {
+    return std::current_exception();
   }
+  const std::span<const std::shared_ptr<Completion>> writers =
+      count <= kInline ? std::span<const std::shared_ptr<Completion>>(inline_writers.data(), count)
+                       : std::span<const std::shared_ptr<Completion>>(more_writers);
   for (const std::shared_ptr<Completion>& w : writers) {
     try {
       w->wait();
@@ -236,7 +252,8 @@ struct Specialization {
 // specialization, never the launches of other kernels, on any thread.
 struct CacheEntry {
   std::mutex mu;
-  bool ready = false;  // spec is built; a failed build leaves it unset, to be tried again
+  // spec is built (and never changes again); a failed build leaves it unset, to be tried again.
+  std::atomic<bool> ready{false};
   Specialization spec;
 };
 // Found by a string_view of the key: a lookup makes no string.
@@ -251,6 +268,28 @@ struct SpecializationCache {
 SpecializationCache& cache() {
   static SpecializationCache c;
   return c;
+}
+
+// This thread's last few lookups: a kernel launched again finds its entry without the cache's
+// lock or a hash of its key. Entries are never removed from the cache, so a remembered one stays
+// valid.
+struct RecentEntry {
+  std::string key;
+  std::shared_ptr<CacheEntry> entry;
+};
+constexpr size_t kRecentEntries = 4;
+thread_local std::array<RecentEntry, kRecentEntries> t_recent;
+thread_local size_t t_recent_next = 0;
+
+std::shared_ptr<CacheEntry> recent_entry(std::string_view key) {
+  for (const RecentEntry& r : t_recent)
+    if (r.entry && r.key == key) return r.entry;
+  return nullptr;
+}
+void remember_entry(std::string_view key, const std::shared_ptr<CacheEntry>& entry) {
+  RecentEntry& r = t_recent[t_recent_next++ % kRecentEntries];
+  r.key.assign(key);
+  r.entry = entry;
 }
 
 // What generated GPU code may assume about a tensor: contiguity of the innermost axis, and the
@@ -422,8 +461,8 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       grid.assign(a.tile.begin(), a.tile.end());
     } else if (!std::ranges::equal(a.tile, grid)) {
       fail_launch(describe(names(), i, a.kind), " declares a grid of ",
-                  to_string(Shape(a.tile.begin(), a.tile.end())),
-                  " blocks, but ", describe(names(), *grid_from, args[*grid_from].kind),
+                  to_string(Shape(a.tile.begin(), a.tile.end())), " blocks, but ",
+                  describe(names(), *grid_from, args[*grid_from].kind),
                   first_out ? " is cut into " : " declares ", to_string(grid),
                   "; the arguments of one launch share its grid (accumulate() with no grid "
                   "follows the Out partitions')");
@@ -477,13 +516,17 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   Specialization spec;
   {
     specialization_key(key, site, args, *device, tensor_specs);
-    std::shared_ptr<CacheEntry> entry;
-    {
+    std::shared_ptr<CacheEntry> entry = recent_entry(key);
+    if (!entry) {
       SpecializationCache& c = cache();
-      std::lock_guard lock(c.mu);
-      auto it = c.entries.find(std::string_view(key));
-      if (it == c.entries.end()) it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
-      entry = it->second;
+      {
+        std::lock_guard lock(c.mu);
+        auto it = c.entries.find(std::string_view(key));
+        if (it == c.entries.end())
+          it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
+        entry = it->second;
+      }
+      remember_entry(key, entry);
     }
     auto params = [&] {
       std::vector<ir::Param> ps;
@@ -496,10 +539,13 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       }
       return ps;
     };
-    bool cached = false;
-    {
+    // A built entry never changes again: read without its lock (ready is set after spec, with
+    // release order).
+    bool cached = entry->ready.load(std::memory_order_acquire);
+    if (cached) spec = entry->spec;
+    if (!cached) {
       std::lock_guard lock(entry->mu);
-      if (entry->ready) {
+      if (entry->ready.load(std::memory_order_relaxed)) {
         spec = entry->spec;
         cached = true;
       } else {
@@ -525,7 +571,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         spec.kernel = std::move(compiled.kernel);
         spec.gpu = std::move(compiled.gpu);
         entry->spec = spec;
-        entry->ready = true;
+        entry->ready.store(true, std::memory_order_release);
       }
     }
     // (A specialization read back by ir_cache has no trace to compare with; it is not read back
@@ -561,6 +607,44 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   return checked;
 }
 
+namespace {
+
+// A CPU launch on its way to a worker. Its block comes from a pool and the queued function holds
+// only a pointer to it (small enough for std::function to keep inline), so that queuing a launch
+// allocates nothing once warm.
+struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
+  std::shared_ptr<const CompiledKernel> kernel;
+  backend::LaunchArgs args;
+  std::vector<std::shared_ptr<Completion>> readers;
+  std::shared_ptr<Completion> done;
+
+  // Queues the job on the CPU backend's workers.
+  static void enqueue(std::shared_ptr<const CompiledKernel> kernel, backend::LaunchArgs args,
+                      std::vector<std::shared_ptr<Completion>> readers,
+                      std::shared_ptr<Completion> done) {
+    auto* job = new CpuLaunchJob{
+        {}, std::move(kernel), std::move(args), std::move(readers), std::move(done)};
+    try {
+      cpu_enqueue([job] { std::unique_ptr<CpuLaunchJob>(job)->run(); });
+    } catch (...) {  // not queued
+      delete job;
+      throw;
+    }
+  }
+  void run() {
+    for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
+    if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
+    try {
+      backend::cpu::run(kernel->fn, args);
+      done->finish();
+    } catch (...) {
+      done->finish(std::current_exception());
+    }
+  }
+};
+
+}  // namespace
+
 std::shared_ptr<Completion> CheckedLaunch::start() && {
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
@@ -574,22 +658,12 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
   clock.mark(&LaunchProfile::start_ns);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
-    done = std::make_shared<Completion>(label_);
+    done = std::allocate_shared<Completion>(PoolAllocator<Completion>{}, label_);
     done->follow(std::move(before.writers));
     // The job waits for the readers it follows (they only have to finish), then for the writers
     // (whose failure is this launch's), then runs. The kernel and the argument values travel with
     // it; the storages stay alive since each one waits for its launches before it is freed.
-    cpu_enqueue(
-        [kernel = kernel_, args = std::move(args_), readers = std::move(before.readers), done] {
-          for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-          if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-          try {
-            backend::cpu::run(kernel->fn, args);
-            done->finish();
-          } catch (...) {
-            done->finish(std::current_exception());
-          }
-        });
+    CpuLaunchJob::enqueue(kernel_, std::move(args_), std::move(before.readers), done);
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.

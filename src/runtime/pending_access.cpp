@@ -42,9 +42,11 @@ Predecessors PendingAccess::predecessors(const std::vector<StorageUse>& uses) {
     std::lock_guard lock(u.storage->pending_mu_);
     if (const std::shared_ptr<Completion>& w = u.storage->writer_; w && still_matters(*w))
       p.writers.push_back(w);
+    // Readers are not asked (a GPU launch's question may cost an event): one on the new launch's
+    // stream needs no order, and one on another stream is asked when it is ordered.
     if (u.write)
       for (const std::shared_ptr<Completion>& r : u.storage->readers_)
-        if (!r->finished()) p.readers.push_back(r);
+        if (!r->known_done()) p.readers.push_back(r);
   }
   return p;
 }

@@ -57,6 +57,13 @@ Event::Event(const DeviceContext& ctx, CUstream stream)
   }
 }
 
+void Event::record(CUstream stream) {
+  stream_ = stream ? stream : ctx_->stream();
+  complete_.store(false, std::memory_order_relaxed);
+  ctx_->make_current();
+  TESSERA_CU(cuEventRecord, event_, stream_);
+}
+
 // An event can be recorded again even while the work before its last record still runs.
 Event::~Event() {
   give_back(*ctx_, event_);

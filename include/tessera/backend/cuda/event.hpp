@@ -1,5 +1,6 @@
-// A point on a device's stream that the host can ask about or wait for: how a GPU launch
-// completes. Events are recycled through a per-process pool, since one is recorded per launch.
+// A point on a device's stream that the host can ask about or wait for: how GPU work completes.
+// Events are recycled through a per-process pool, and an Event can be recorded again once nobody
+// waits for its last record (the runtime records one per several launches: gpu_timeline.hpp).
 #pragma once
 
 #include <cuda.h>
@@ -26,6 +27,9 @@ class Event {
   void synchronize() const;
   // Makes work queued next on `waiter` wait for the work before the event, on the device.
   void make_wait(CUstream waiter) const;
+  // Records the event again, on `stream` (the device's own when null), after the work queued there
+  // so far. Only when nobody queries, waits for or orders on its last record any more.
+  void record(CUstream stream = nullptr);
   // The stream the event was recorded on.
   CUstream stream() const { return stream_; }
 

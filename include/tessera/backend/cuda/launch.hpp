@@ -44,13 +44,15 @@ void check_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& pa
 std::unique_ptr<Event> launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
                               const LaunchArgs& args, const LaunchConfig& config,
                               void* error_report = nullptr, CUstream stream = nullptr);
-// The same without the event: what a stream being captured into a CUDA graph records (the
-// kernel, then the copy and clearing of its error report). If queuing the report fails after
+// The same without the event: what the runtime queues (it records events for several launches at
+// once) and what a stream being captured into a CUDA graph records (the kernel, then the copy and
+// clearing of its error report). If queuing the report fails after
 // the kernel was queued, waits for the stream (a capturing stream refuses the wait, harmlessly)
-// before throwing.
+// before throwing. `checked`: check_launch() already passed on these arguments (the runtime
+// checks while the caller still holds them), so it is not run again.
 void queue_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& params,
                   const LaunchArgs& args, const LaunchConfig& config, void* error_report,
-                  CUstream stream);
+                  CUstream stream, bool checked = false);
 
 // A launch's copy of its module's error report: the flag (an int, padded to 8 bytes), then
 // tessera_error_info (5 x long long).

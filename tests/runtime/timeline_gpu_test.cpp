@@ -1,0 +1,174 @@
+// GPU launches have no event of their own (src/runtime/gpu_timeline.hpp): a stream's launches are
+// numbered and an event is recorded every few launches or when something needs one. These check
+// that every question still gets the right answer: a wait for a launch no event covered when it was
+// queued, another stream ordered after such a launch, a poll, and memory freed behind a launch
+// that is still running on another stream. Skip without a GPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tessera/runtime/gpu.hpp>
+#include <tessera/runtime/stream.hpp>
+#include <tessera/tessera.hpp>
+
+#include "runtime/gpu_timeline.hpp"
+
+namespace tessera::test {
+namespace {
+
+using namespace tessera::tile;
+
+TESSERA_KERNEL(tl_add, Out<float> z, In<float> x, Scalar<float> v) {
+  z.store(load_like(x, z) + v);
+};
+TESSERA_KERNEL(tl_twice, Out<float> z, In<float> x) {
+  z.store(load_like(x, z) * 2.0f);
+};
+// A long dependent chain per element (tens of microseconds a launch or more): converges to 2.
+TESSERA_KERNEL(tl_slow, Out<float> z, In<float> x, Scalar<int32_t> n) {
+  Tile<float> acc = load_like(x, z);
+  for_range(0, n, [&](Index) { acc = acc * 0.5f + 1.0f; });
+  z.store(acc);
+};
+
+#define SKIP_WITHOUT_GPU()                               \
+  do {                                                   \
+    std::string why;                                     \
+    if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why; \
+  } while (0)
+
+constexpr int64_t kSmall = 4096;
+constexpr int64_t kBig = int64_t{1} << 20;
+constexpr int kSlowSteps = 4000;
+
+TEST(GpuTimeline, AFutureWaitedForAfterAHundredLaunchesWithoutEventsHoldsItsResult) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  auto x = ones<float>({kSmall}, gpu);
+  using Pending = decltype(tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, 0.0f));
+  std::vector<std::optional<Pending>> pending(100);
+  std::vector<Partition<float, 1>> outs;
+  for (int i = 0; i < 100; ++i) outs.push_back(zeros<float>({kSmall}, gpu).partition({kSmall}));
+  const uint64_t marks_before = runtime::gpu_marks_recorded();
+  for (int i = 0; i < 100; ++i)
+    pending[i].emplace(tl_add(std::move(outs[i]), x, static_cast<float>(i)));
+  const uint64_t marks = runtime::gpu_marks_recorded() - marks_before;
+  // One event per StreamTimeline::kMarkEvery launches, not one per launch.
+  EXPECT_LE(marks, 100 / runtime::StreamTimeline::kMarkEvery + 1);
+  // The 57th first (no mark was recorded right behind it), then the rest, newest first.
+  auto [z57, x57, v57] = std::move(*pending[56]).sync();
+  EXPECT_EQ(std::move(z57).unpartition().to_vector(), std::vector<float>(kSmall, 57.0f));
+  for (int i = 99; i >= 0; --i) {
+    if (i == 56) continue;
+    auto [z, xi, vi] = std::move(*pending[i]).sync();
+    EXPECT_EQ(std::move(z).unpartition().to_vector(),
+              std::vector<float>(kSmall, static_cast<float>(i + 1)))
+        << "launch " << i + 1;
+  }
+}
+
+TEST(GpuTimeline, ASecondStreamOrderedAfterTheFiftySeventhLaunchOfTheFirstSeesItsResult) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const Stream a(gpu), b(gpu);  // a new stream: its 57th launch is number 57 on its timeline
+  auto x = zeros<float>({kBig}, gpu);
+  std::vector<Tensor<float, 1>> outs;
+  Tensor<float, 1> h57;
+  std::optional<decltype(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), h57))> doubled;
+  for (int i = 1; i <= 100; ++i) {
+    {
+      const StreamScope on(a);
+      auto [z, x1, n1] =
+          tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, kSlowSteps).chain();
+      if (i == 57)
+        h57 = std::move(z).unpartition();
+      else
+        outs.push_back(std::move(z).unpartition());
+    }
+    if (i == 57) {  // queued right behind the 57th, before any mark covers it
+      const StreamScope on(b);
+      doubled.emplace(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), h57));
+    }
+  }
+  auto [y, h1] = std::move(*doubled).sync();
+  const std::vector<float> got = std::move(y).unpartition().to_vector();
+  const std::vector<float> h = h57.to_vector();
+  ASSERT_NE(h[0], 0.0f);
+  std::vector<float> want(h.size());
+  for (size_t i = 0; i < h.size(); ++i) want[i] = h[i] * 2.0f;
+  EXPECT_EQ(got, want);
+}
+
+TEST(GpuTimeline, ReadyBecomesTrueForALaunchNoMarkCovers) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const Stream s(gpu);
+  const StreamScope on(s);
+  auto x = ones<float>({kSmall}, gpu);
+  auto f = tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, 2.0f);  // launch 1
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!f.ready() && std::chrono::steady_clock::now() < deadline) {
+  }
+  EXPECT_TRUE(f.ready());
+  auto [z, x1, v1] = std::move(f).sync();
+  EXPECT_EQ(std::move(z).unpartition().to_vector(), std::vector<float>(kSmall, 3.0f));
+}
+
+TEST(GpuTimeline, MemoryFreedWhileItsLastLaunchRunsOnAnotherStreamIsFreedBehindIt) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const Stream a(gpu);
+  for (int round = 0; round < 4; ++round) {
+    {
+      const StreamScope on(a);
+      auto x = zeros<float>({kBig}, gpu);
+      // Written at the end of a slow kernel; every handle dropped at once, while it runs.
+      auto [z, x1, n1] =
+          tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, kSlowSteps * 4).chain();
+    }
+    // Memory of the same size, from the device's pool: it must not be the freed memory while
+    // the slow kernel can still write there.
+    auto p = full<float>({kBig}, 7.0f, gpu);
+    auto q = full<float>({kBig}, 7.0f, gpu);
+    EXPECT_EQ(p.to_vector(), std::vector<float>(kBig, 7.0f)) << "round " << round;
+    EXPECT_EQ(q.to_vector(), std::vector<float>(kBig, 7.0f)) << "round " << round;
+  }
+}
+
+TEST(GpuTimeline, LaunchesOnADestroyedStreamAreStillWaitedForRight) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  auto x = zeros<float>({kBig}, gpu);
+  using Pending = decltype(tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, 0));
+  std::vector<std::optional<Pending>> pending(6);  // no mark behind the last two
+  {
+    const Stream s(gpu);
+    const StreamScope on(s);
+    for (int i = 0; i < 6; ++i)
+      pending[i].emplace(
+          tl_slow(zeros<float>({kBig}, gpu).partition({1024}), x, kSlowSteps * (i + 1)));
+  }  // the stream is destroyed; its launches still run
+  // A new stream may get the destroyed one's handle: its work is not in order with the old.
+  const Stream t(gpu);
+  std::optional<decltype(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), x))> doubled;
+  Tensor<float, 1> last;
+  {
+    auto [z, x1, n1] = std::move(*pending[5]).chain();
+    last = std::move(z).unpartition();
+    const StreamScope on(t);
+    doubled.emplace(tl_twice(zeros<float>({kBig}, gpu).partition({1024}), last));
+  }
+  for (int i = 4; i >= 0; --i) {
+    auto [z, x1, n1] = std::move(*pending[i]).sync();
+    EXPECT_EQ(std::move(z).unpartition().to_vector(), std::vector<float>(kBig, 2.0f))
+        << "launch " << i + 1;
+  }
+  auto [y, l1] = std::move(*doubled).sync();
+  EXPECT_EQ(std::move(y).unpartition().to_vector(), std::vector<float>(kBig, 4.0f));
+}
+
+}  // namespace
+}  // namespace tessera::test
