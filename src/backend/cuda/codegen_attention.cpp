@@ -502,14 +502,54 @@ void AttentionLowering::store(const ir::Op& op) {
   line("const long long tsr_row0 = (long long)", e_.tile_coord(row_axis), " * ", a_.bm, ";");
   line("const long long tsr_col0 = (long long)", e_.tile_coord(rank - 1), " * ", tile.back(), ";");
   line(st, "* const tsr_out = (", st, "*)", t, ".data;");
+  const std::string row_ok = inside + " && row < " + t + ".shape[" + str(row_axis) + "]";
+  const std::string cols = t + ".shape[" + str(rank - 1) + "]";
+  if (param.dtype == DType::F16 || param.dtype == DType::BF16) {
+    // A register pair is two neighbouring columns: one 32-bit store of both where the output's
+    // rows are contiguous and each pair is 4-byte aligned (the same for the whole tile: the column
+    // of a pair's first register is even). Per row of the thread, one pointer and one bounds
+    // check; per pair, a constant offset and a compare with the columns left. (Each element's own
+    // 64-bit index and bounds checks made the epilogue ~1,800 instructions a thread, twice a key
+    // tile's softmax, with the tensor cores idle.)
+    const std::string pack = param.dtype == DType::F16 ? "tsr_pack_f16x2" : "tsr_pack_bf16x2";
+    open("if (", t, ".strides[", rank - 1, "] == 1 && ((tsr_base | tsr_col0 | ", t, ".strides[",
+         row_axis, "]) & 1) == 0 && (reinterpret_cast<unsigned long long>(tsr_out) & 3) == 0)");
+    line("const long long tsr_cols = ", cols, " - tsr_col0 - tsr_c0;  // this thread's columns");
+    e_.unroll();
+    open("for (int h = 0; h < 2; ++h)");
+    line("const long long row = tsr_row0 + tsr_r0 + 8 * h;");
+    line("if (!(", row_ok, ")) continue;");
+    line(st, "* const tsr_at = tsr_out + tsr_base + row * ", t, ".strides[", row_axis,
+         "] + tsr_col0 + tsr_c0;");
+    // The row's registers: i % 4 is 2h or 2h + 1. A tile whose columns all lie in the tensor (the
+    // same for the whole tile) stores without a compare.
+    const std::string pair = "*reinterpret_cast<unsigned*>(tsr_at + c) = " + pack + "(" + name(x) +
+                             "[i], " + name(x) + "[i + 1]);";
+    open("if (tsr_col0 + ", tile.back(), " <= ", cols, ")");
+    e_.unroll();
+    line("for (int i = 2 * h, c = 0; i < ", regs(x), "; i += 4, c += 8) ", pair);
+    close("} else {");
+    ++e_.depth_;
+    e_.unroll();
+    open("for (int i = 2 * h; i < ", regs(x), "; i += 4)");
+    line("const int c = (i >> 2) * 8;");
+    line("if (c + 1 < tsr_cols) ", pair);
+    line("else if (c < tsr_cols) tsr_at[c] = ", to_storage(param.dtype, name(x) + "[i]"), ";");
+    close();
+    close();
+    close();
+    close("} else {");
+    ++e_.depth_;
+  }
   e_.unroll();
   open("for (int i = 0; i < ", regs(x), "; ++i)");
   line("const long long row = tsr_row0 + ", frag_row("i"), ", col = tsr_col0 + ", frag_col("i"),
        ";");
-  line("if (", inside, " && row < ", t, ".shape[", row_axis, "] && col < ", t, ".shape[", rank - 1,
-       "]) tsr_out[tsr_base + row * ", t, ".strides[", row_axis, "] + col * ", t, ".strides[",
-       rank - 1, "]] = ", to_storage(param.dtype, name(x) + "[i]"), ";");
+  line("if (", row_ok, " && col < ", cols, ") tsr_out[tsr_base + row * ", t, ".strides[", row_axis,
+       "] + col * ", t, ".strides[", rank - 1, "]] = ", to_storage(param.dtype, name(x) + "[i]"),
+       ";");
   close();
+  if (param.dtype == DType::F16 || param.dtype == DType::BF16) close();
   close();
 }
 
@@ -879,6 +919,11 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   emit_ops(a_pre_);
   if (pingpong) line("tsr_attn_bar_arrive(3 - tsr_wg, 256);  // the other's turn");
   line("tsr_wgmma_wait<0>();");
+  // Q is read by the scores' mma alone: once the last tile's is done, the producer may copy the
+  // next tile's Q over it while this one's last softmax, P V and store run (not after them, which
+  // left the tensor cores waiting for Q at the start of every tile).
+  line("if (lane == 0 && (long long)", lo, " + 1 >= (long long)", hi,
+       ") tsr_mbar_arrive(&tsr_qempty);  // the last S is done: Q is read");
   fence_regs(a_.s_mma->results[0]);
   emit_ops(a_post_);
   emit_ops(b_pre_);
@@ -926,6 +971,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   line("tsr_wgmma_wait<0>();");
   fence_regs(a_.pv_mma->results[0]);
   line("if (lane == 0) tsr_mbar_arrive(&tsr_empty[tsr_stage]);  // K and V are read");
+  line("if (lane == 0 && ", it, " + 2 == ", hi,
+       ") tsr_mbar_arrive(&tsr_qempty);  // the last tile's S is done: Q is read");
   emit_ops(b_post_);
   carried_update(op, true);
   open("if (tsr_more)");
@@ -941,7 +988,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   line("tsr_phase = tsr_nphase;");
   e_.converted_.pop_back();
   close();
-  line("if (lane == 0) tsr_mbar_arrive(&tsr_qempty);  // this tile's Q is read");
+  line("if (lane == 0 && !((long long)", lo, " < (long long)", hi,
+       ")) tsr_mbar_arrive(&tsr_qempty);  // no key tile: Q is not read");
   line("tsr_qphase ^= 1;");
   for (size_t i = 0; i < op.results.size(); ++i) {
     kind_[op.results[i]] = kind_[body.args[i + 1]];
