@@ -144,7 +144,8 @@ TEST(AttentionPipeline, AMaskUnderAnIfAndAScaleInsideExpAreLoweredInRegisters) {
 // Q is read by the scores' mma alone: each consumer warp hands it back to the producer once the
 // tile's last S is done (in the prologue when there is one key tile, else in the trip before the
 // last; after the loop only when there is none), so the next tile's Q is copied under this one's
-// last P V and store. The output tile is stored a register pair (two columns) per 32-bit store.
+// last P V and store. The output tile is stored a register pair (two columns) per 32-bit store,
+// converted to 16 bits there.
 TEST(AttentionPipeline, QIsHandedBackAfterTheLastScoresAndTheOutputIsStoredInPairs) {
   for (const ir::Function& f :
        {flash<half>(128, 128, 128, true, true), flash<bfloat16>(128, 128, 64, false, true)}) {
@@ -169,6 +170,8 @@ TEST(AttentionPipeline, QIsHandedBackAfterTheLastScoresAndTheOutputIsStoredInPai
     const std::string pack =
         f.params[0].dtype == DType::F16 ? "tsr_pack_f16x2(" : "tsr_pack_bf16x2(";
     EXPECT_TRUE(has(src, "*reinterpret_cast<unsigned*>(tsr_at + c) = " + pack)) << src;
+    // The output's cast to 16 bits is that conversion (no round trip through 16 bits before it).
+    EXPECT_FALSE(has(src, "] = tsr_round_f16(") || has(src, "] = tsr_round_bf16(")) << src;
     EXPECT_TRUE(has(b.compiled.ptx, "st.global.u32") || has(b.compiled.ptx, "st.global.b32"))
         << b.compiled.ptx;
   }

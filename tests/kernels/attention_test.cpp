@@ -106,7 +106,7 @@ TYPED_TEST(AttentionTest, ManyKeyTilesCausalAfterACachedPrefixWithHeadDim64) {
 // More tiles than an H200 or H100 has multiprocessors (2 x 2 x 40 = 160 > 132): blocks of the
 // persistent grid run a second tile, whose Q the producer copies while the first tile's last
 // softmax, P V and store still run.
-TYPED_TEST(AttentionTest, ManyTilesPerBlockCausalGroupedQueryWithHeadDim64) {
+TYPED_TEST(AttentionTest, ManyKeyTilesInMoreQueryTilesThanMultiprocessors) {
   TESSERA_REQUIRE_TEST_DEVICE();
   check_flash<TypeParam>({2, 200, 200, 40, 10, 64}, true, "causal GQA D64 160 tiles", 23);
 }

@@ -58,6 +58,7 @@ class AttentionLowering {
     });
     fast_ = e.fn().numerics == ir::Numerics::fast;
     find_output_add();
+    find_store_cast();
   }
 
   EmittedKernel run();
@@ -137,6 +138,7 @@ class AttentionLowering {
   void tile_loop();
 
   void find_output_add();
+  void find_store_cast();
   bool exp_of_difference(const ir::Op& op);
 
   Emitter& e_;
@@ -148,6 +150,9 @@ class AttentionLowering {
   // O = x + P V, with x before the mma in the body: P V accumulates onto x's registers (wgmma's
   // D += A B), so the add and a second [BM, D] accumulator go (nullptr: none such).
   const ir::Op* out_add_ = nullptr;
+  // The cast of the f32 output to the stored f16/bf16 (through reshapes only): store() converts
+  // then, so the cast's own round trip through 16 bits goes (nullptr: none such).
+  const ir::Op* store_cast_ = nullptr;
   ValueId out_base_ = 0;
   // The software-pipelined loop (pipelined_loop): the body's ops in four groups, and whether each
   // value is on the output's side (depends on P V or on a value carried through it).
@@ -206,6 +211,12 @@ void AttentionLowering::op(const ir::Op& op) {
       type(op.operands[0]).dtype == DType::F32) {
     // Rounded where output_mma packs P (cvt.rn.*x2 rounds each f32 as the cast would).
     kind_[op.results[0]] = Kind::Frag;
+    return;
+  }
+  if (&op == store_cast_ && kind_[op.operands[0]] == Kind::Frag) {
+    // Rounded where store() converts each value to the output's type (cvt.rn, as the cast).
+    kind_[op.results[0]] = Kind::Frag;
+    e_.alias(op.results[0], name(op.operands[0]));
     return;
   }
   if (op.kind == OpKind::Exp && exp_of_difference(op)) return;
@@ -431,6 +442,20 @@ void AttentionLowering::find_output_add() {
     out_add_ = &o;
     out_base_ = x;
     return;
+  }
+}
+
+void AttentionLowering::find_store_cast() {
+  for (const ir::Op& o : f().body.ops) {
+    if (o.kind != OpKind::Store || o.operands.empty()) continue;
+    const DType out = f().params.at(static_cast<size_t>(o.attrs.param)).dtype;
+    ValueId v = o.operands[0];
+    while (def_[v] && def_[v]->kind == OpKind::Reshape && uses_[v] == 1) v = def_[v]->operands[0];
+    const ir::Op* cast = def_[v];
+    if (cast && cast->kind == OpKind::Cast && uses_[v] == 1 &&
+        (out == DType::F16 || out == DType::BF16) && type(v).dtype == out &&
+        type(cast->operands[0]).dtype == DType::F32)
+      store_cast_ = cast;
   }
 }
 
