@@ -323,30 +323,6 @@ void AttentionLowering::elementwise(const ir::Op& op) {
   declare(r, k);
   std::vector<std::string> el;
   for (ValueId v : op.operands) el.push_back(at(v, "i"));
-  // A tile times a row factor (the online softmax's acc * alpha): where every factor of the warp's
-  // rows is 1 (no row's max grew, most key tiles of a long row), the product is the tile itself
-  // and the warp skips its multiplies (one per accumulator register). Numerics::fast only: x * 1
-  // is x but for a subnormal x under flush-to-zero.
-  if (op.kind == OpKind::Mul && k == Kind::Frag && fast_) {
-    for (size_t u = 0; u < 2; ++u) {
-      const ir::Op* bcast = def_[op.operands[u]];
-      const ValueId x = op.operands[1 - u];
-      if (!bcast || bcast->kind != OpKind::Broadcast || kind_[bcast->operands[0]] != Kind::Row ||
-          kind_[x] != Kind::Frag)
-        continue;
-      const std::string row = name(bcast->operands[0]);
-      open("if (__any_sync(0xffffffffu, ", row, "[0] != 1.0f || ", row, "[1] != 1.0f))");
-      e_.unroll();
-      line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", e_.element_expr(op, el),
-           ";");
-      close("} else {");
-      ++e_.depth_;
-      e_.unroll();
-      line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", at(x, "i"), ";");
-      close();
-      return;
-    }
-  }
   e_.unroll();
   line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = ", e_.element_expr(op, el), ";");
 }
@@ -513,12 +489,8 @@ bool AttentionLowering::exp_of_difference(const ir::Op& op) {
       return true;
     }
   }
-  // A row's own value (two a thread, the rescale factor of the running max): the difference
-  // first, so that exp(m - m) is exactly 1 (the FFMA form leaves the rounding error of m * log2e,
-  // and elementwise() skips a multiply by a factor of exactly 1).
   e_.unroll();
-  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r),
-       "[i] = ", kind_[x] == Kind::Row ? "tsr_attn_exp_row_sub(" : "tsr_attn_exp_sub(", at(a, "i"),
+  line("for (int i = 0; i < ", regs(r), "; ++i) ", name(r), "[i] = tsr_attn_exp_sub(", at(a, "i"),
        ", ", at(b, "i"), ");");
   return true;
 }
@@ -1148,11 +1120,6 @@ void AttentionLowering::wgmma_functions() {
   line("float y;");
   line("asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(fmaf(a, 1.44269504088896341f, ",
        "-(b * 1.44269504088896341f))));");
-  line("return y;");
-  close();
-  open("__device__ __forceinline__ float tsr_attn_exp_row_sub(float a, float b)");
-  line("float y;");
-  line("asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"((a - b) * 1.44269504088896341f));");
   line("return y;");
   close();
   open("__device__ __forceinline__ float tsr_attn_exp_scaled_sub(float a, float c, float b)");
