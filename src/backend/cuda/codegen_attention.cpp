@@ -733,15 +733,16 @@ void AttentionLowering::if_op(const ir::Op& op) {
 //   [j + 1 exists] A-pre(j + 1): issue S_{j+1}
 //   issue O += P_j V_j                     (P_j packed and O rescaled at the end of the last trip)
 //   [ping-pong] the other warpgroup's turn
-//   wait for both; release stage j; B-post(j); the output side's carried values
+//   wait for both; release stage j; [j + 1 is the last] release Q; B-post(j); the output side's
+//   carried values
 //   [j + 1 exists] A-post(j + 1); B-pre(j + 1): rescale O, pack P_{j+1}; the scores side's
 //                  carried values
 //
-// with a prologue that runs A(lo) and B-pre(lo). A never reads B; B-post reads only B-post's own
-// values, P V and values from outside the loop (B-pre's and A's of tile j are out of scope).
-// (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j V_j, FlashAttention-3's
-// intra-warpgroup overlap, needs S, P, O and the softmax's values live at once: more than 240
-// registers, and ptxas then serializes every wgmma.)
+// with a prologue that runs A(lo) and B-pre(lo) (and releases Q when lo is the last tile). A never
+// reads B; B-post reads only B-post's own values, P V and values from outside the loop (B-pre's and
+// A's of tile j are out of scope). (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j
+// V_j, FlashAttention-3's intra-warpgroup overlap, needs S, P, O and the softmax's values live at
+// once: more than 240 registers, and ptxas then serializes every wgmma.)
 
 // Marks the output side and groups the body; false (the plain loop) when the body does not split.
 bool AttentionLowering::split_stages(const ir::Op& loop) {
