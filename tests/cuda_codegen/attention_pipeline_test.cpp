@@ -141,6 +141,42 @@ TEST(AttentionPipeline, AMaskUnderAnIfAndAScaleInsideExpAreLoweredInRegisters) {
   }
 }
 
+// Q is read by the scores' mma alone: each consumer warp hands it back to the producer once the
+// tile's last S is done (in the prologue when there is one key tile, else in the trip before the
+// last; after the loop only when there is none), so the next tile's Q is copied under this one's
+// last P V and store. The output tile is stored a register pair (two columns) per 32-bit store,
+// converted to 16 bits there.
+TEST(AttentionPipeline, QIsHandedBackAfterTheLastScoresAndTheOutputIsStoredInPairs) {
+  for (const ir::Function& f :
+       {flash<half>(128, 128, 128, true, true), flash<bfloat16>(128, 128, 64, false, true)}) {
+    const Built b = build(f, aligned_spec(f, kSm90a));
+    const std::string src = kernel_part(b.kernel.source);
+    ASSERT_TRUE(has(src, "software-pipelined")) << src;
+    const size_t prologue = src.find("the last S is done: Q is read");
+    const size_t trip = src.find("the last tile's S is done: Q is read");
+    const size_t none = src.find("no key tile: Q is not read");
+    ASSERT_NE(prologue, std::string::npos) << src;
+    ASSERT_NE(trip, std::string::npos) << src;
+    ASSERT_NE(none, std::string::npos) << src;
+    EXPECT_LT(prologue, trip);
+    EXPECT_LT(trip, none);
+    // Three arrivals, each under its own condition: one per tile and warp.
+    size_t arrivals = 0;
+    for (size_t at = src.find("tsr_mbar_arrive(&tsr_qempty)"); at != std::string::npos;
+         at = src.find("tsr_mbar_arrive(&tsr_qempty)", at + 1))
+      ++arrivals;
+    EXPECT_EQ(arrivals, 3u) << src;
+    EXPECT_FALSE(has(src, "if (lane == 0) tsr_mbar_arrive(&tsr_qempty)")) << src;
+    const std::string pack =
+        f.params[0].dtype == DType::F16 ? "tsr_pack_f16x2(" : "tsr_pack_bf16x2(";
+    EXPECT_TRUE(has(src, "*reinterpret_cast<unsigned*>(tsr_at + c) = " + pack)) << src;
+    // The output's cast to 16 bits is that conversion (no round trip through 16 bits before it).
+    EXPECT_FALSE(has(src, "] = tsr_round_f16(") || has(src, "] = tsr_round_bf16(")) << src;
+    EXPECT_TRUE(has(b.compiled.ptx, "st.global.u32") || has(b.compiled.ptx, "st.global.b32"))
+        << b.compiled.ptx;
+  }
+}
+
 TEST(AttentionPipeline, TheTensorMapsBoxOneRowTileOfEachOperand) {
   const ir::Function f = flash<half>(128, 64, 128, true);
   const Built b = build(f, aligned_spec(f, kSm90a));

@@ -103,6 +103,14 @@ TYPED_TEST(AttentionTest, ManyKeyTilesCausalAfterACachedPrefixWithHeadDim64) {
   check_flash<TypeParam>({1, 150, 420, 2, 1, 64}, true, "causal 150 queries after 270 cached", 17);
 }
 
+// More tiles than an H200 or H100 has multiprocessors (2 x 2 x 40 = 160 > 132): blocks of the
+// persistent grid run a second tile, whose Q the producer copies while the first tile's last
+// softmax, P V and store still run.
+TYPED_TEST(AttentionTest, ManyKeyTilesInMoreQueryTilesThanMultiprocessors) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_flash<TypeParam>({2, 200, 200, 40, 10, 64}, true, "causal GQA D64 160 tiles", 23);
+}
+
 // A positive scale is applied inside exp's argument (max(s) * scale is max(s * scale)); any
 // other takes the kernel that scales every score before the max.
 TYPED_TEST(AttentionTest, ManyKeyTilesCausalWithANegativeScale) {

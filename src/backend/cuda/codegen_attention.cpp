@@ -58,6 +58,7 @@ class AttentionLowering {
     });
     fast_ = e.fn().numerics == ir::Numerics::fast;
     find_output_add();
+    find_store_cast();
   }
 
   EmittedKernel run();
@@ -137,6 +138,7 @@ class AttentionLowering {
   void tile_loop();
 
   void find_output_add();
+  void find_store_cast();
   bool exp_of_difference(const ir::Op& op);
 
   Emitter& e_;
@@ -148,6 +150,9 @@ class AttentionLowering {
   // O = x + P V, with x before the mma in the body: P V accumulates onto x's registers (wgmma's
   // D += A B), so the add and a second [BM, D] accumulator go (nullptr: none such).
   const ir::Op* out_add_ = nullptr;
+  // The cast of the f32 output to the stored f16/bf16 (through reshapes only): store() converts
+  // then, so the cast's own round trip through 16 bits goes (nullptr: none such).
+  const ir::Op* store_cast_ = nullptr;
   ValueId out_base_ = 0;
   // The software-pipelined loop (pipelined_loop): the body's ops in four groups, and whether each
   // value is on the output's side (depends on P V or on a value carried through it).
@@ -206,6 +211,12 @@ void AttentionLowering::op(const ir::Op& op) {
       type(op.operands[0]).dtype == DType::F32) {
     // Rounded where output_mma packs P (cvt.rn.*x2 rounds each f32 as the cast would).
     kind_[op.results[0]] = Kind::Frag;
+    return;
+  }
+  if (&op == store_cast_ && kind_[op.operands[0]] == Kind::Frag) {
+    // Rounded where store() converts each value to the output's type (cvt.rn, as the cast).
+    kind_[op.results[0]] = Kind::Frag;
+    e_.alias(op.results[0], name(op.operands[0]));
     return;
   }
   if (op.kind == OpKind::Exp && exp_of_difference(op)) return;
@@ -434,6 +445,20 @@ void AttentionLowering::find_output_add() {
   }
 }
 
+void AttentionLowering::find_store_cast() {
+  for (const ir::Op& o : f().body.ops) {
+    if (o.kind != OpKind::Store || o.operands.empty()) continue;
+    const DType out = f().params.at(static_cast<size_t>(o.attrs.param)).dtype;
+    ValueId v = o.operands[0];
+    while (def_[v] && def_[v]->kind == OpKind::Reshape && uses_[v] == 1) v = def_[v]->operands[0];
+    const ir::Op* cast = def_[v];
+    if (cast && cast->kind == OpKind::Cast && uses_[v] == 1 &&
+        (out == DType::F16 || out == DType::BF16) && type(v).dtype == out &&
+        type(cast->operands[0]).dtype == DType::F32)
+      store_cast_ = cast;
+  }
+}
+
 // exp(a - b) as ex2(a * log2e - b * log2e): one FFMA per element instead of a subtract and a
 // multiply (b is a row's value, its product computed once per row). Numerics::fast only, where
 // exp is ex2.approx already; the results differ by the rounding of a * log2e.
@@ -502,14 +527,54 @@ void AttentionLowering::store(const ir::Op& op) {
   line("const long long tsr_row0 = (long long)", e_.tile_coord(row_axis), " * ", a_.bm, ";");
   line("const long long tsr_col0 = (long long)", e_.tile_coord(rank - 1), " * ", tile.back(), ";");
   line(st, "* const tsr_out = (", st, "*)", t, ".data;");
+  const std::string row_ok = inside + " && row < " + t + ".shape[" + str(row_axis) + "]";
+  const std::string cols = t + ".shape[" + str(rank - 1) + "]";
+  if (param.dtype == DType::F16 || param.dtype == DType::BF16) {
+    // A register pair is two neighbouring columns: one 32-bit store of both where the output's
+    // rows are contiguous and each pair is 4-byte aligned (the same for the whole tile: the column
+    // of a pair's first register is even). Per row of the thread, one pointer and one bounds
+    // check; per pair, a constant offset and a compare with the columns left. (Each element's own
+    // 64-bit index and bounds checks made the epilogue ~1,800 instructions a thread, twice a key
+    // tile's softmax, with the tensor cores idle.)
+    const std::string pack = param.dtype == DType::F16 ? "tsr_pack_f16x2" : "tsr_pack_bf16x2";
+    open("if (", t, ".strides[", rank - 1, "] == 1 && ((tsr_base | tsr_col0 | ", t, ".strides[",
+         row_axis, "]) & 1) == 0 && (reinterpret_cast<unsigned long long>(tsr_out) & 3) == 0)");
+    line("const long long tsr_cols = ", cols, " - tsr_col0 - tsr_c0;  // this thread's columns");
+    e_.unroll();
+    open("for (int h = 0; h < 2; ++h)");
+    line("const long long row = tsr_row0 + tsr_r0 + 8 * h;");
+    line("if (!(", row_ok, ")) continue;");
+    line(st, "* const tsr_at = tsr_out + tsr_base + row * ", t, ".strides[", row_axis,
+         "] + tsr_col0 + tsr_c0;");
+    // The row's registers: i % 4 is 2h or 2h + 1. A tile whose columns all lie in the tensor (the
+    // same for the whole tile) stores without a compare.
+    const std::string pair = "*reinterpret_cast<unsigned*>(tsr_at + c) = " + pack + "(" + name(x) +
+                             "[i], " + name(x) + "[i + 1]);";
+    open("if (tsr_col0 + ", tile.back(), " <= ", cols, ")");
+    e_.unroll();
+    line("for (int i = 2 * h, c = 0; i < ", regs(x), "; i += 4, c += 8) ", pair);
+    close("} else {");
+    ++e_.depth_;
+    e_.unroll();
+    open("for (int i = 2 * h; i < ", regs(x), "; i += 4)");
+    line("const int c = (i >> 2) * 8;");
+    line("if (c + 1 < tsr_cols) ", pair);
+    line("else if (c < tsr_cols) tsr_at[c] = ", to_storage(param.dtype, name(x) + "[i]"), ";");
+    close();
+    close();
+    close();
+    close("} else {");
+    ++e_.depth_;
+  }
   e_.unroll();
   open("for (int i = 0; i < ", regs(x), "; ++i)");
   line("const long long row = tsr_row0 + ", frag_row("i"), ", col = tsr_col0 + ", frag_col("i"),
        ";");
-  line("if (", inside, " && row < ", t, ".shape[", row_axis, "] && col < ", t, ".shape[", rank - 1,
-       "]) tsr_out[tsr_base + row * ", t, ".strides[", row_axis, "] + col * ", t, ".strides[",
-       rank - 1, "]] = ", to_storage(param.dtype, name(x) + "[i]"), ";");
+  line("if (", row_ok, " && col < ", cols, ") tsr_out[tsr_base + row * ", t, ".strides[", row_axis,
+       "] + col * ", t, ".strides[", rank - 1, "]] = ", to_storage(param.dtype, name(x) + "[i]"),
+       ";");
   close();
+  if (param.dtype == DType::F16 || param.dtype == DType::BF16) close();
   close();
 }
 
@@ -668,15 +733,16 @@ void AttentionLowering::if_op(const ir::Op& op) {
 //   [j + 1 exists] A-pre(j + 1): issue S_{j+1}
 //   issue O += P_j V_j                     (P_j packed and O rescaled at the end of the last trip)
 //   [ping-pong] the other warpgroup's turn
-//   wait for both; release stage j; B-post(j); the output side's carried values
+//   wait for both; release stage j; [j + 1 is the last] release Q; B-post(j); the output side's
+//   carried values
 //   [j + 1 exists] A-post(j + 1); B-pre(j + 1): rescale O, pack P_{j+1}; the scores side's
 //                  carried values
 //
-// with a prologue that runs A(lo) and B-pre(lo). A never reads B; B-post reads only B-post's own
-// values, P V and values from outside the loop (B-pre's and A's of tile j are out of scope).
-// (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j V_j, FlashAttention-3's
-// intra-warpgroup overlap, needs S, P, O and the softmax's values live at once: more than 240
-// registers, and ptxas then serializes every wgmma.)
+// with a prologue that runs A(lo) and B-pre(lo) (and releases Q when lo is the last tile). A never
+// reads B; B-post reads only B-post's own values, P V and values from outside the loop (B-pre's and
+// A's of tile j are out of scope). (Waiting for S_{j+1} alone and running A-post(j + 1) under P_j
+// V_j, FlashAttention-3's intra-warpgroup overlap, needs S, P, O and the softmax's values live at
+// once: more than 240 registers, and ptxas then serializes every wgmma.)
 
 // Marks the output side and groups the body; false (the plain loop) when the body does not split.
 bool AttentionLowering::split_stages(const ir::Op& loop) {
@@ -879,6 +945,11 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   emit_ops(a_pre_);
   if (pingpong) line("tsr_attn_bar_arrive(3 - tsr_wg, 256);  // the other's turn");
   line("tsr_wgmma_wait<0>();");
+  // Q is read by the scores' mma alone: once the last tile's is done, the producer may copy the
+  // next tile's Q over it while this one's last softmax, P V and store run (not after them, which
+  // left the tensor cores waiting for Q at the start of every tile).
+  line("if (lane == 0 && (long long)", lo, " + 1 >= (long long)", hi,
+       ") tsr_mbar_arrive(&tsr_qempty);  // the last S is done: Q is read");
   fence_regs(a_.s_mma->results[0]);
   emit_ops(a_post_);
   emit_ops(b_pre_);
@@ -926,6 +997,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   line("tsr_wgmma_wait<0>();");
   fence_regs(a_.pv_mma->results[0]);
   line("if (lane == 0) tsr_mbar_arrive(&tsr_empty[tsr_stage]);  // K and V are read");
+  line("if (lane == 0 && ", it, " + 2 == ", hi,
+       ") tsr_mbar_arrive(&tsr_qempty);  // the last tile's S is done: Q is read");
   emit_ops(b_post_);
   carried_update(op, true);
   open("if (tsr_more)");
@@ -941,7 +1014,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   line("tsr_phase = tsr_nphase;");
   e_.converted_.pop_back();
   close();
-  line("if (lane == 0) tsr_mbar_arrive(&tsr_qempty);  // this tile's Q is read");
+  line("if (lane == 0 && !((long long)", lo, " < (long long)", hi,
+       ")) tsr_mbar_arrive(&tsr_qempty);  // no key tile: Q is not read");
   line("tsr_qphase ^= 1;");
   for (size_t i = 0; i < op.results.size(); ++i) {
     kind_[op.results[i]] = kind_[body.args[i + 1]];
