@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tessera/backend/backend.hpp"
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
@@ -422,8 +423,8 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
       grid.assign(a.tile.begin(), a.tile.end());
     } else if (!std::ranges::equal(a.tile, grid)) {
       fail_launch(describe(names(), i, a.kind), " declares a grid of ",
-                  to_string(Shape(a.tile.begin(), a.tile.end())),
-                  " blocks, but ", describe(names(), *grid_from, args[*grid_from].kind),
+                  to_string(Shape(a.tile.begin(), a.tile.end())), " blocks, but ",
+                  describe(names(), *grid_from, args[*grid_from].kind),
                   first_out ? " is cut into " : " declares ", to_string(grid),
                   "; the arguments of one launch share its grid (accumulate() with no grid "
                   "follows the Out partitions')");
@@ -469,7 +470,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   thread_local std::vector<backend::cuda::TensorSpec> tensor_specs;
   thread_local std::string key;
   tensor_specs.clear();
-  if (device->is_cuda()) {
+  if (backend::backend_for(device->kind()).specializes_on_tensors()) {
     tensor_specs.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i)
       if (args[i].tensor) tensor_specs[i] = tensor_spec(*args[i].tensor);
