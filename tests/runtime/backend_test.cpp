@@ -33,12 +33,17 @@ class RecordingBackend final : public backend::Backend {
                     std::vector<backend::cuda::TensorSpec>(k.tensors.begin(), k.tensors.end())});
     return backend::cpu::backend().compile(k);
   }
+  void check_launch(const backend::Loaded& loaded, const backend::LaunchArgs& args) const override {
+    EXPECT_EQ(loaded.gpu, nullptr);  // the CPU's compile loads nothing
+    checked_grids.push_back(args.grid);
+  }
   struct Seen {
     std::string name, fn_name;
     Device device;
     std::vector<backend::cuda::TensorSpec> tensors;
   };
   mutable std::vector<Seen> seen;
+  mutable std::vector<Shape> checked_grids;  // one per launch
 
  private:
   bool specializes_;
@@ -71,7 +76,7 @@ TEST(Backends, TheCpuOneIsAlwaysThereAndTesseraLinksTheCudaOne) {
   EXPECT_EQ(all[1], &cuda);
 }
 
-TEST(Backends, ALaunchCompilesThroughTheBackendOfItsDeviceOncePerSpecialization) {
+TEST(Backends, ALaunchCompilesThroughTheBackendOfItsDeviceOnceAndIsCheckedByItEachTime) {
   const RecordingBackend recorder(false);
   const CpuBackendReplaced replaced(recorder);
   for (int round = 0; round < 2; ++round) {
@@ -86,6 +91,8 @@ TEST(Backends, ALaunchCompilesThroughTheBackendOfItsDeviceOncePerSpecialization)
   EXPECT_EQ(recorder.seen[0].fn_name, "backend_double");
   EXPECT_EQ(recorder.seen[0].device, Device::cpu());
   EXPECT_TRUE(recorder.seen[0].tensors.empty());  // it does not specialize on them
+  // Every launch, cached or not, is checked against the device by its backend.
+  EXPECT_EQ(recorder.checked_grids, (std::vector<Shape>{Shape{3}, Shape{3}}));
 }
 
 TEST(Backends, ABackendThatSpecializesOnTensorsGetsEachArgumentsAlignmentClass) {

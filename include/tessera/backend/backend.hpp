@@ -2,6 +2,7 @@
 // The runtime asks backend_for(device.kind()) instead of branching on is_cuda():
 //
 //   compile_specialization: trace ─▶ IR passes ─▶ backend_for(kind).compile ─▶ Loaded
+//   check_launch:           ... ─▶ backend_for(kind).check_launch(Loaded, arguments)
 //   runtime::compile:       ... ─▶ every registered backend's check_compiles (TESSERA_NVRTC_CHECK)
 //
 // The CPU backend (src/backend/cpu/backend.cpp) is always there: the interpreter runs the IR, so
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/launch_args.hpp"
 #include "tessera/ir/ir.hpp"
 #include "tessera/runtime/device.hpp"
 
@@ -51,6 +53,12 @@ class Backend {
   virtual bool specializes_on_tensors() const = 0;
   // Lowers, compiles and loads `k`, each stage timed (TESSERA_LOG=compile) and dumpable.
   virtual Loaded compile(const KernelToCompile& k) const = 0;
+  // Throws LaunchError when a launch of `loaded` with `args` would not fit the device (threads,
+  // shared memory, ranks, the grid's extent): asked while the caller still holds the arguments,
+  // before anything is queued. Nothing by default (the CPU runs any grid).
+  virtual void check_launch(const Loaded& loaded, const LaunchArgs& args) const {
+    (void)loaded, (void)args;
+  }
   // Called with every kernel's checked IR, whatever device it runs on: compiles it for targets
   // that are not there (TESSERA_NVRTC_CHECK), without running it. Nothing by default.
   virtual void check_compiles(const ir::Function& fn) const { (void)fn; }

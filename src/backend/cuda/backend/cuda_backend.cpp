@@ -32,6 +32,10 @@ class CudaBackend final : public Backend {
                    e.tensor_maps, e.blocks_per_sm})};
   }
 
+  void check_launch(const Loaded& loaded, const LaunchArgs& args) const override {
+    runtime::gpu_check_launch(*loaded.gpu, args);
+  }
+
   void check_compiles(const ir::Function& fn) const override { nvrtc_check(fn); }
 };
 
