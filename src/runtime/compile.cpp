@@ -23,7 +23,7 @@ namespace tessera::runtime {
 
 const std::vector<std::string_view>& dump_stages() {
   static const std::vector<std::string_view> stages = {
-      "traced", "promote_locals", "canonical_order", "ir", "cuda", "ptx", "cubin"};
+      "traced", "promote_locals", "canonical_order", "ir", "layouts", "cuda", "ptx", "cubin"};
   return stages;
 }
 

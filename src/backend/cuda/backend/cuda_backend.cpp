@@ -5,6 +5,7 @@
 #include "compile_log.hpp"  // src/runtime (private to it and to this target)
 #include "compile_pipeline.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/gpu.hpp"
 
 namespace tessera::backend::cuda {
@@ -24,6 +25,7 @@ class CudaBackend final : public Backend {
     const KernelSpec spec{runtime::gpu_arch(k.device),
                           std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end())};
     const EmittedKernel e = runtime::timed(name, "lower", [&] { return emit(fn, spec); });
+    if (!e.layouts.empty()) runtime::dump_file("layouts", fn.name, e.source, ".layouts", e.layouts);
     // NVRTC, through the JIT cache (TESSERA_DUMP=ptx,cubin), and the load on the device:
     // gpu_prepare (gpu_launch.cpp) times both.
     return {runtime::gpu_prepare(

@@ -33,6 +33,7 @@ void nvrtc_check(const ir::Function& f) {
       }();
       // What a GPU of this architecture would run, visible on a machine without one (cubin:
       // `cuobjdump -sass` shows its SASS).
+      if (!e.layouts.empty()) runtime::dump_file("layouts", name, e.source, ".layouts", e.layouts);
       runtime::dump_file("cuda", name, e.source, ".cu", e.source);
       runtime::dump_file("ptx", name, e.source, ".ptx", c.ptx);
       runtime::dump_file("cubin", name, e.source, ".cubin",
