@@ -426,6 +426,12 @@ void Emitter::op(const ir::Op& op) {
   current_op_ = &op;
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
+  // The convert_layout ops the lowered form places before this op, emitted here, before its own
+  // code (operand() then finds them made). A loop's initial values are converted as for_op
+  // declares its carried variables, one by one.
+  if (op.kind != OpKind::For)
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (lowered_.converted.count({&op, i})) (void)operand(op, i);
   switch (op.kind) {
     case OpKind::TileIndex:
     case OpKind::NumTiles:
