@@ -25,11 +25,11 @@ size_t slot(DeviceKind kind) {
 }
 }  // namespace
 
-const Backend& backend_for(DeviceKind kind) {
+const Backend& backend_for(DeviceKind kind, const SourceLoc& where) {
   if (const Backend* b = registry().by_kind.at(slot(kind)).load(std::memory_order_acquire))
     return *b;
-  fail<UsageError>(
-      "no backend for ", kind == DeviceKind::CUDA ? "CUDA GPUs" : "this device",
+  fail_at<UsageError>(
+      where, "no backend for ", kind == DeviceKind::CUDA ? "CUDA GPUs" : "this device",
       " is linked into this program: tile kernels run on a GPU through the CUDA backend, which "
       "the CMake target Tessera::tessera links (a program linked with Tessera::simt only has "
       "none); link Tessera::tessera, or run on the CPU (TESSERA_DEVICE=cpu)");

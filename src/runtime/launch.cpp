@@ -470,7 +470,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   thread_local std::vector<backend::cuda::TensorSpec> tensor_specs;
   thread_local std::string key;
   tensor_specs.clear();
-  const backend::Backend& device_backend = backend::backend_for(device->kind());
+  const backend::Backend& device_backend = backend::backend_for(device->kind(), call);
   if (device_backend.specializes_on_tensors()) {
     tensor_specs.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i)

@@ -17,13 +17,15 @@ TEST(BackendsUnlinked, OnlyTheCpuOneIsThere) {
 }
 
 TEST(BackendsUnlinked, AskingForTheCudaOneNamesTheTargetThatLinksIt) {
+  const SourceLoc here = SourceLoc::current();
   try {
-    (void)backend::backend_for(DeviceKind::CUDA);
+    (void)backend::backend_for(DeviceKind::CUDA, here);
     FAIL() << "a CUDA backend without tessera_cuda_backend linked";
   } catch (const UsageError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("Tessera::tessera"), std::string::npos) << what;
     EXPECT_NE(what.find("TESSERA_DEVICE=cpu"), std::string::npos) << what;
+    EXPECT_EQ(what.rfind(here.str() + ": error: ", 0), 0u) << what;  // at the caller's line
   }
 }
 

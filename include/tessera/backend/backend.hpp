@@ -20,6 +20,7 @@
 
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/launch_args.hpp"
+#include "tessera/core/error.hpp"
 #include "tessera/ir/ir.hpp"
 #include "tessera/runtime/device.hpp"
 
@@ -65,8 +66,9 @@ class Backend {
 };
 
 // The backend of devices of `kind`. The CPU's is always there; a kind with no backend linked
-// throws UsageError naming the CMake target that brings it.
-const Backend& backend_for(DeviceKind kind);
+// throws UsageError at `where` (the user's launch, when known) naming the CMake target that
+// brings it.
+const Backend& backend_for(DeviceKind kind, const SourceLoc& where = {});
 // Makes `b` the backend of `kind` (a later registration replaces it). `b` lives as long as the
 // program. Thread-safe.
 void register_backend(DeviceKind kind, const Backend& b);
