@@ -9,13 +9,11 @@
 #include <mutex>
 
 #include "compile_log.hpp"
-#include "slow_notice.hpp"
 #include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/dce.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/analysis/safety.hpp"
-#include "tessera/backend/cuda/codegen.hpp"
-#include "tessera/backend/cuda/nvrtc.hpp"
+#include "tessera/backend/backend.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tessera/ir/verifier.hpp"
 #include "tessera/runtime/env.hpp"
@@ -25,7 +23,7 @@ namespace tessera::runtime {
 
 const std::vector<std::string_view>& dump_stages() {
   static const std::vector<std::string_view> stages = {
-      "traced", "promote_locals", "canonical_order", "ir", "cuda", "ptx", "cubin"};
+      "traced", "promote_locals", "canonical_order", "ir", "layouts", "cuda", "ptx", "cubin"};
   return stages;
 }
 
@@ -78,40 +76,6 @@ namespace {
 void dump(std::string_view stage, const ir::Function& f) {
   if (dump_enabled(stage)) std::cerr << "// ---- " << stage << " ----\n" << ir::print(f);
 }
-// TESSERA_NVRTC_CHECK=sm_80,sm_90a: also generate CUDA C++ for each listed architecture and
-// compile it with NVRTC (not run), whatever device the kernel runs on. This is how CI, which has
-// no GPU, checks that every kernel its tests and examples launch compiles for the GPU: once with
-// the 16-byte vector paths and once with scalar accesses.
-void nvrtc_check(const ir::Function& f) {
-  for (std::string_view item : env_list("TESSERA_NVRTC_CHECK")) {
-    const backend::cuda::Arch arch = backend::cuda::parse_arch(item, "TESSERA_NVRTC_CHECK");
-    for (const backend::cuda::TensorSpec tensor :
-         {backend::cuda::TensorSpec{true, 16, true}, backend::cuda::TensorSpec{false, 1, false}}) {
-      const backend::cuda::KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
-      const std::string variant = arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
-      const std::string name = f.name + "." + variant;
-      const backend::cuda::EmittedKernel e =
-          timed(f.name, "lower " + variant, [&] { return backend::cuda::emit(f, spec); });
-      const backend::cuda::CompiledCuda c = [&] {
-        CompileStage stage(f.name, "nvrtc " + variant);
-        // Like a launch's compile (JitCache::get), a slow one says what it is doing.
-        const SlowWorkNotice notice(
-            std::chrono::milliseconds(500),
-            detail::cat("tessera: compiling ", f.name, " for ", arch.str(),
-                        " (TESSERA_NVRTC_CHECK); TESSERA_QUIET=1 hides this line"),
-            !status_lines_silenced());
-        return backend::cuda::compile_cuda(e.source, f.name + ".cu", arch);
-      }();
-      // What a GPU of this architecture would run, visible on a machine without one (cubin:
-      // `cuobjdump -sass` shows its SASS).
-      dump_file("cuda", name, e.source, ".cu", e.source);
-      dump_file("ptx", name, e.source, ".ptx", c.ptx);
-      dump_file("cubin", name, e.source, ".cubin",
-                std::string_view(c.cubin.data(), c.cubin.size()));
-    }
-  }
-}
-
 }  // namespace
 
 std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
@@ -134,7 +98,9 @@ std::shared_ptr<const CompiledKernel> compile(ir::Function f, Device device) {
     ir::verify_or_throw(f, "dce");
   });
   dump("ir", f);
-  nvrtc_check(f);
+  // TESSERA_NVRTC_CHECK=sm_80,sm_90a: the CUDA backend also compiles it for those architectures
+  // (not run), whatever device it runs on: how CI, with no GPU, checks the GPU code.
+  for (const backend::Backend* b : backend::registered_backends()) b->check_compiles(f);
   return std::make_shared<const CompiledKernel>(CompiledKernel{std::move(f), device});
 }
 

@@ -1,6 +1,7 @@
 #include "compile_pipeline.hpp"
 
 #include "compile_log.hpp"
+#include "tessera/backend/backend.hpp"
 #include "tessera/core/error.hpp"
 
 namespace tessera::runtime {
@@ -17,20 +18,14 @@ CompiledSpecialization compile_specialization(const SpecializationSource& s) {
     c.kernel = compile(*c.traced, s.device);  // verify, promote_locals, ..., dce (compile.cpp)
     if (s.keep) s.keep(*c.kernel);
   }
-  if (!s.device.is_cuda()) return c;  // the CPU backend runs the IR itself
 
-  // 2. Lowering: the IR as CUDA C++ for this GPU's architecture and these tensors (layouts,
-  //    shared-memory plan, pipelined loops: backend/cuda/codegen.cpp). TESSERA_DUMP=cuda.
-  const backend::cuda::KernelSpec spec{gpu_arch(s.device), s.tensors};
-  const backend::cuda::EmittedKernel e =
-      timed(s.name, "lower", [&] { return backend::cuda::emit(c.kernel->fn, spec); });
-
-  // 3. NVRTC, through the JIT cache (TESSERA_DUMP=ptx,cubin), and 4. the load on the device:
-  //    gpu_prepare (gpu_launch.cpp) times both.
-  c.gpu = gpu_prepare(
-      s.device, {c.kernel->fn.name, e.entry, e.source, e.threads, e.blocks_per_tile, e.shared_bytes,
-                 gpu_params(c.kernel->fn.params), op_sites(c.kernel->fn), e.reports_errors,
-                 e.tensor_maps, e.blocks_per_sm});
+  // 2. The backend of the device: on a GPU, lowering to CUDA C++ for its architecture and these
+  //    tensors (TESSERA_DUMP=cuda), NVRTC through the JIT cache (TESSERA_DUMP=ptx,cubin) and the
+  //    load (src/backend/cuda/backend/cuda_backend.cpp); on the CPU nothing, the interpreter runs
+  //    the IR itself (tessera/backend/backend.hpp).
+  c.gpu = backend::backend_for(s.device.kind())
+              .compile({s.name, s.device, c.kernel->fn, s.tensors})
+              .gpu;
   return c;
 }
 

@@ -1,10 +1,11 @@
 // The whole compile of one specialization of a kernel, as a launch needs it, in one function a
 // reader can follow (compile_pipeline.cpp):
 //
-//   trace ─▶ IR passes (compile.cpp) ─▶ lowering to CUDA C++ ─▶ NVRTC (JIT cache) ─▶ load
+//   trace ─▶ IR passes (compile.cpp) ─▶ the device's backend (backend.hpp): on a GPU,
+//   lowering to CUDA C++ ─▶ NVRTC (JIT cache) ─▶ load
 //
 // Each stage is timed (TESSERA_LOG=compile) and dumpable (TESSERA_DUMP; compile.hpp lists the
-// stages). Private to the runtime (launch.cpp calls it).
+// stages). Private to the runtime (launch.cpp calls it) and to the CUDA backend's target.
 #pragma once
 
 #include <functional>
@@ -27,7 +28,7 @@ struct SpecializationSource {
   std::function<std::shared_ptr<const CompiledKernel>()> read_back;
   // Keeps freshly compiled IR for a later run (ir_cache.hpp); null: not kept.
   std::function<void(const CompiledKernel&)> keep;
-  // On a GPU: what the generated code may assume about each tensor argument.
+  // When the backend specializes_on_tensors(): what its code may assume about each argument.
   std::vector<backend::cuda::TensorSpec> tensors;
 };
 

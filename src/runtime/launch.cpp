@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "tessera/backend/backend.hpp"
 #include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
@@ -508,7 +509,8 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   thread_local std::vector<backend::cuda::TensorSpec> tensor_specs;
   thread_local std::string key;
   tensor_specs.clear();
-  if (device->is_cuda()) {
+  const backend::Backend& device_backend = backend::backend_for(device->kind(), call);
+  if (device_backend.specializes_on_tensors()) {
     tensor_specs.resize(args.size());
     for (size_t i = 0; i < args.size(); ++i)
       if (args[i].tensor) tensor_specs[i] = tensor_spec(*args[i].tensor);
@@ -601,7 +603,8 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   }
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
-  if (device->is_cuda()) gpu_check_launch(*spec.gpu, launch_args);
+  // (spec's last use: moved, not copied, so no reference count changes.)
+  device_backend.check_launch({std::move(spec.gpu)}, launch_args);
   if (capturing()) checked.capture_ = capture_arguments(site, args, *device, call);
   clock.mark(&LaunchProfile::pack_ns);
   return checked;

@@ -125,7 +125,7 @@ TEST(CompileLog, TimesTheLoweringAndNvrtcOfEachCheckedArchitecture) {
 
 TEST(CompileDump, TheStagesAreListedInPipelineOrder) {
   const std::vector<std::string_view> want = {
-      "traced", "promote_locals", "canonical_order", "ir", "cuda", "ptx", "cubin"};
+      "traced", "promote_locals", "canonical_order", "ir", "layouts", "cuda", "ptx", "cubin"};
   EXPECT_EQ(runtime::dump_stages(), want);
 }
 
@@ -157,7 +157,7 @@ TEST(CompileDump, EveryStageWritesWhatItMade) {
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().filename().string());
   for (const char* variant : {"dumped_colsum.sm_90a.", "dumped_colsum.sm_90a.unaligned."}) {
-    for (const char* ext : {".cu", ".ptx", ".cubin"}) {
+    for (const char* ext : {".layouts", ".cu", ".ptx", ".cubin"}) {
       const auto named = [&](const std::string& f) {
         const bool unaligned = f.find(".unaligned.") != std::string::npos;
         return f.rfind(variant, 0) == 0 &&
@@ -174,6 +174,13 @@ TEST(CompileDump, EveryStageWritesWhatItMade) {
         EXPECT_NE(text.find("tessera_dumped_colsum"), std::string::npos);
         // The column sum goes through shared memory: the plan is in the source.
         EXPECT_NE(text.find("// shared memory: "), std::string::npos);
+      }
+      if (std::string(ext) == ".layouts") {
+        // The lowered form: the loaded tile distributed over the threads, the column sum's
+        // result a slice of it or converted (the layout the store reads it in).
+        EXPECT_EQ(text.rfind("kernel dumped_colsum\n", 0), 0u) << text;
+        EXPECT_NE(text.find(" = load "), std::string::npos) << text;
+        EXPECT_NE(text.find("f32[32, 32] distributed"), std::string::npos) << text;
       }
       if (std::string(ext) == ".ptx") {
         EXPECT_NE(text.find(".target sm_90a"), std::string::npos);

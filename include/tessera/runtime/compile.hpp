@@ -11,6 +11,7 @@
 //   promote_locals   after local variables became SSA values (stderr)
 //   canonical_order  after ops were put in a canonical order (stderr)
 //   ir               the IR the backends get: checked, dead code removed (stderr)
+//   layouts          the CUDA lowering's form: each value's layout, conversions as ops (files)
 //   cuda             the generated CUDA C++, with its shared-memory plan (files)
 //   ptx              NVRTC's PTX (files)
 //   cubin            NVRTC's cubin, for `cuobjdump -sass` (files)

@@ -96,7 +96,12 @@ std::string param_ctype(DType t) {
 }
 
 Emitter::Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan)
-    : f_(f), spec_(spec), plan_(plan), smem_alloc_(f.name, spec.arch.str(), smem_limit(spec.arch)) {
+    : f_(f),
+      spec_(spec),
+      plan_(plan),
+      lowered_(lower_layouts(f, plan)),
+      smem_alloc_(f.name, spec.arch.str(), smem_limit(spec.arch)) {
+  verify_lowered(lowered_);
   def_.assign(f.values.size(), nullptr);
   index_ops(f.body);
   name_values();
@@ -211,9 +216,9 @@ std::string Emitter::at(const std::string& var, const Layout& l, const std::stri
 
 Emitter::Operand Emitter::operand(const ir::Op& op, size_t i) {
   const ir::ValueId v = op.operands[i];
-  auto want = plan_.convert.find({&op, i});
-  if (want == plan_.convert.end()) return {name(v), layout(v)};
-  const Layout& to = want->second;
+  const auto conversion = lowered_.converted.find({&op, i});
+  if (conversion == lowered_.converted.end()) return {name(v), layout(v)};
+  const Layout& to = lowered_.values[conversion->second].layout;
   const std::pair<ir::ValueId, std::string> key{v, to_string(to)};
   for (auto scope = converted_.rbegin(); scope != converted_.rend(); ++scope)
     if (auto it = scope->find(key); it != scope->end()) return {it->second, to};
@@ -421,6 +426,12 @@ void Emitter::op(const ir::Op& op) {
   current_op_ = &op;
   line("// ",
        comment_text(short_path(op.loc.file) + ":" + str(op.loc.line) + "  " + op_text_[&op]));
+  // The convert_layout ops the lowered form places before this op, emitted here, before its own
+  // code (operand() then finds them made). A loop's initial values are converted as for_op
+  // declares its carried variables, one by one.
+  if (op.kind != OpKind::For)
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (lowered_.converted.count({&op, i})) (void)operand(op, i);
   switch (op.kind) {
     case OpKind::TileIndex:
     case OpKind::NumTiles:
@@ -641,21 +652,30 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
         detail::emit_attention(f, spec, plan_layouts(f, spec, true, /*pipeline=*/false), *a);
     if (!k.source.empty()) return k;
   }
+  // The emitter's kernel, with its lowered form as text (TESSERA_DUMP=layouts).
+  auto run = [&](detail::Emitter& emitter) {
+    EmittedKernel k = emitter.run();
+    if (!k.source.empty()) k.layouts = print_lowered(emitter.lowered());
+    return k;
+  };
+  auto run_plan = [&](const LayoutPlan& p) {
+    detail::Emitter emitter(f, spec, p);
+    return run(emitter);
+  };
   const LayoutPlan plan = plan_layouts(f, spec);
   if (plan.pipeline) {
-    detail::Emitter emitter(f, spec, plan);
-    EmittedKernel k = emitter.run();
+    EmittedKernel k = run_plan(plan);
     if (!k.source.empty()) return k;
     // The epilogue left too little shared memory for two stages: the general lowering.
-    return detail::Emitter(f, spec, plan_layouts(f, spec, true, /*pipeline=*/false)).run();
+    return run_plan(plan_layouts(f, spec, true, /*pipeline=*/false));
   }
   detail::Emitter emitter(f, spec, plan);
-  EmittedKernel k = emitter.run();
+  EmittedKernel k = run(emitter);
   // A tile split over blocks needs code whose threads never meet; when the body turned out to
   // share values (a single loaded element broadcast through shared memory, say), the tile takes
   // one block after all.
   if (plan.blocks_per_tile > 1 && emitter.shares_values())
-    return detail::Emitter(f, spec, plan_layouts(f, spec, /*split_tiles=*/false)).run();
+    return run_plan(plan_layouts(f, spec, /*split_tiles=*/false));
   return k;
 }
 

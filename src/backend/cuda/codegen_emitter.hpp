@@ -1,6 +1,7 @@
 // The CUDA emitter's internals, shared by the codegen*.cpp files (each lowers one class of ops).
 // The emitter follows the LayoutPlan: every value has a layout and a C++ variable; an op reads
-// its operands through operand(), which materialises the plan's conversions, and writes its
+// its operands through operand(), which materialises the lowered form's convert_layout ops (at the
+// reader's first use; lowered.hpp), and writes its
 // result in the layout the plan gave it.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include "tessera/backend/cuda/attention_pipeline.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
+#include "tessera/backend/cuda/lowered.hpp"
 #include "tessera/backend/cuda/smem_alloc.hpp"
 
 namespace tessera::backend::cuda::detail {
@@ -86,6 +88,7 @@ class Emitter {
   // ---- values ----
   const ir::Function& fn() const { return f_; }
   const LayoutPlan& plan() const { return plan_; }
+  const LoweredFunction& lowered() const { return lowered_; }
   int threads() const { return plan_.threads; }
   int vec() const { return plan_.vec; }
   const ir::Type& type(ir::ValueId v) const { return f_.type(v); }
@@ -296,6 +299,9 @@ class Emitter {
   const ir::Function& f_;
   const KernelSpec& spec_;
   const LayoutPlan& plan_;
+  // The plan as a lowered form: each value's layout, each conversion an op (lowered.hpp).
+  // operand() takes its conversions from here.
+  LoweredFunction lowered_;
   std::ostringstream out_;
   int depth_ = 0;
   std::vector<std::string> names_;

@@ -43,6 +43,9 @@ struct EmittedKernel {
   // The kernel loops over the tiles itself, so the launch needs no more than this many blocks per
   // multiprocessor (a persistent grid); 0: one block per tile (LayoutPlan::blocks_per_sm).
   int blocks_per_sm = 0;
+  // The lowered form the code was emitted from (lowered.hpp: layouts as types, conversions as
+  // ops), as text: TESSERA_DUMP=layouts. Empty for the attention lowering, which has its own.
+  std::string layouts;
 };
 
 // Throws KernelError (at the op's location) for IR the backend cannot lower.

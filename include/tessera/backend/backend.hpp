@@ -1,0 +1,78 @@
+// A backend as the runtime calls it: the compile step after the IR passes, for one kind of device.
+// The runtime asks backend_for(device.kind()) instead of branching on is_cuda():
+//
+//   compile_specialization: trace ─▶ IR passes ─▶ backend_for(kind).compile ─▶ Loaded
+//   check_launch:           ... ─▶ backend_for(kind).check_launch(Loaded, arguments)
+//   runtime::compile:       ... ─▶ every registered backend's check_compiles (TESSERA_NVRTC_CHECK)
+//
+// The CPU backend (src/backend/cpu/backend.cpp) is always there: the interpreter runs the IR, so
+// its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
+// tessera_cuda_backend) lowers the IR with the code generator and loads it; it registers itself
+// when linked, and Tessera::tessera links it explicitly (CMakeLists.txt: the linker is told to
+// keep it). Tessera::simt does not, so a SIMT-only program links no code generator; the runtime
+// library itself references none of it (test runtime_does_not_use_codegen).
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/launch_args.hpp"
+#include "tessera/core/error.hpp"
+#include "tessera/ir/ir.hpp"
+#include "tessera/runtime/device.hpp"
+
+namespace tessera::runtime {
+class GpuKernel;  // gpu.hpp: a kernel loaded on a GPU
+}
+
+namespace tessera::backend {
+
+// One specialization of a kernel to compile for one device.
+struct KernelToCompile {
+  std::string_view name;  // the kernel's, for logs and dumps
+  Device device;
+  const ir::Function& fn;  // checked IR (runtime::compile)
+  // What the generated code may assume about each argument (empty unless the backend
+  // specializes_on_tensors()).
+  std::span<const cuda::TensorSpec> tensors;
+};
+
+// What a backend made of a kernel for one device: what its launches run.
+struct Loaded {
+  std::shared_ptr<const runtime::GpuKernel> gpu;  // loaded on a GPU; null: the IR runs as it is
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;  // "cpu", "cuda"
+  // True when compile() reads KernelToCompile::tensors: a launch then works them out for each
+  // tensor argument, and they are part of its specialization's key.
+  virtual bool specializes_on_tensors() const = 0;
+  // Lowers, compiles and loads `k`, each stage timed (TESSERA_LOG=compile) and dumpable.
+  virtual Loaded compile(const KernelToCompile& k) const = 0;
+  // Throws LaunchError when a launch of `loaded` with `args` would not fit the device (threads,
+  // shared memory, ranks, the grid's extent): asked while the caller still holds the arguments,
+  // before anything is queued. Nothing by default (the CPU runs any grid).
+  virtual void check_launch(const Loaded& loaded, const LaunchArgs& args) const {
+    (void)loaded, (void)args;
+  }
+  // Called with every kernel's checked IR, whatever device it runs on: compiles it for targets
+  // that are not there (TESSERA_NVRTC_CHECK), without running it. Nothing by default.
+  virtual void check_compiles(const ir::Function& fn) const { (void)fn; }
+};
+
+// The backend of devices of `kind`. The CPU's is always there; a kind with no backend linked
+// throws UsageError at `where` (the user's launch, when known) naming the CMake target that
+// brings it.
+const Backend& backend_for(DeviceKind kind, const SourceLoc& where = {});
+// Makes `b` the backend of `kind` (a later registration replaces it). `b` lives as long as the
+// program. Thread-safe.
+void register_backend(DeviceKind kind, const Backend& b);
+// The backends there are, CPU first.
+std::vector<const Backend*> registered_backends();
+
+}  // namespace tessera::backend
