@@ -52,6 +52,7 @@ class GpuGraph {
   // in the order of its first launch; in report_memory.
   std::vector<std::pair<const GpuKernel*, void*>> reports;
   void* report_memory = nullptr;
+  GraphPlan plan;  // the layout it was recorded with
 };
 
 namespace {
@@ -314,6 +315,7 @@ std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphSt
     }
   }
   g->graph = record_steps(ctx, steps, plan, report_of);
+  g->plan = plan;
   ctx.make_current();
   TESSERA_CU(cuGraphInstantiateWithFlags, &g->exec, g->graph, 0);
   g_instantiations.fetch_add(1, std::memory_order_relaxed);
@@ -322,9 +324,11 @@ std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphSt
 
 bool gpu_graph_update(GpuGraph& graph, const std::vector<GpuGraphStep>& steps) {
   const cuda::DeviceContext& ctx = *graph.ctx;
-  // The same reports: the graph's kernels (and so their reports) are unchanged. A rebind that
-  // changes which launches share a storage changes the edges, which the driver refuses below.
+  // The same reports: the graph's kernels (and so their reports) are unchanged.
   const GraphPlan plan = plan_of(steps);
+  // An update keeps the graph's edges: a rebind that changed which launches share a storage
+  // needs other ones, so a new graph.
+  if (plan.after != graph.plan.after || plan.last != graph.plan.last) return false;
   if (plan.reports.size() != graph.reports.size()) return false;
   std::vector<void*> report_of;
   for (size_t r = 0; r < plan.reports.size(); ++r) {
