@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/memory.hpp"
 #include "tessera/core/shape.hpp"
+#include "tessera/runtime/env.hpp"
 #include "tessera/runtime/launch.hpp"
 
 namespace tessera::runtime {
@@ -295,6 +297,13 @@ CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphS
     std::lock_guard lock(g_last_mu);
     g_last_nodes = nodes;
   }
+  if (env_list_has("TESSERA_LOG", "graph"))
+    std::fprintf(stderr,
+                 "tessera: graph of %zu launches: %lld kernel nodes, %lld report copies, %lld "
+                 "memsets, %lld other nodes, %lld edges\n",
+                 steps.size(), static_cast<long long>(nodes.kernels),
+                 static_cast<long long>(nodes.copies), static_cast<long long>(nodes.memsets),
+                 static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges));
   return std::exchange(g.graph, nullptr);
 }
 
