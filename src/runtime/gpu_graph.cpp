@@ -178,7 +178,8 @@ void queue_report_copy(const cuda::LoadedKernel& k, void* report, CUstream s) {
 // one root. Empty if it is not one chain.
 std::vector<CUgraphNode> chain_of(CUgraph g) {
   const cuda::DriverApi& d = cuda::driver();
-  size_t n = 1;
+  size_t n = 0;
+  if (d.cuGraphGetRootNodes(g, nullptr, &n) != CUDA_SUCCESS || n != 1) return {};
   CUgraphNode node = nullptr;
   if (d.cuGraphGetRootNodes(g, &node, &n) != CUDA_SUCCESS || n != 1) return {};
   std::vector<CUgraphNode> chain{node};
