@@ -251,12 +251,15 @@ GpuGraphNodes count_nodes(CUgraph g) {
     else
       ++c.others;
   }
-  size_t edges = 0;
+  size_t edges = 0, roots = 0;
   if (d.version >= kEdgeEditsDriverVersion && d.cuGraphGetEdges &&
       d.cuGraphGetEdges(g, nullptr, nullptr, nullptr, &edges) == CUDA_SUCCESS)
     c.edges = static_cast<int64_t>(edges);
   else
     c.edges = -1;
+  c.roots = d.cuGraphGetRootNodes && d.cuGraphGetRootNodes(g, nullptr, &roots) == CUDA_SUCCESS
+                ? static_cast<int64_t>(roots)
+                : -1;
   return c;
 }
 
@@ -301,10 +304,11 @@ CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphS
   if (env_list_has("TESSERA_LOG", "graph"))
     std::fprintf(stderr,
                  "tessera: graph of %zu launches: %lld kernel nodes, %lld report copies, %lld "
-                 "memsets, %lld other nodes, %lld edges\n",
+                 "memsets, %lld other nodes, %lld edges, %lld roots\n",
                  steps.size(), static_cast<long long>(nodes.kernels),
                  static_cast<long long>(nodes.copies), static_cast<long long>(nodes.memsets),
-                 static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges));
+                 static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges),
+                 static_cast<long long>(nodes.roots));
   return std::exchange(g.graph, nullptr);
 }
 

@@ -43,12 +43,13 @@ struct GpuGraphCounts {
   uint64_t updates_in_place = 0;
 };
 GpuGraphCounts gpu_graph_counts();
-// The nodes of the graph recorded last in this process, by type, and its edges (-1: the driver
-// cannot count them). For tests and the bench: a graph of n launches of kernels with error
+// The nodes of the graph recorded last in this process, by type, its edges and its root nodes
+// (those that follow nothing: launches that may start at once; -1: the driver cannot count
+// them). For tests and the bench: a graph of n launches of kernels with error
 // reports from k kernels holds n kernel nodes, k report copies (2k where the module's report is
 // not laid out in one piece) and k memsets.
 struct GpuGraphNodes {
-  int64_t kernels = 0, copies = 0, memsets = 0, others = 0, edges = 0;
+  int64_t kernels = 0, copies = 0, memsets = 0, others = 0, edges = 0, roots = 0;
 };
 GpuGraphNodes gpu_graph_last_nodes();
 // Launches the graph on `stream` (null: the device's own), after the work queued on the device's

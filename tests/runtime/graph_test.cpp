@@ -479,6 +479,8 @@ TEST(GpuGraphNodes, AGraphHoldsItsKernelsAndOneReportCopyPerReportingKernel) {
   // copies and clearing in a row (-1: the driver cannot edit or count edges).
   if (nodes.edges >= 0) {
     EXPECT_EQ(nodes.edges, 2 + 2 + nodes.copies);
+    // The two chains start at once (a graph left one chain has one root, and as many edges).
+    EXPECT_EQ(nodes.roots, 2);
   }
   for (int i = 0; i < 3; ++i) g.replay();
   g.replay().sync();
