@@ -1,7 +1,7 @@
-// Qwen's BPE tokenizer (tokenizer.hpp) on vocabularies the tests make: the pre-tokenizer's pieces
-// (each alternative of Qwen's pattern), merges lowest rank first, the special tokens, the tiktoken
-// file form and its errors. The real vocabulary is compared with the PyPI package's encoder by
-// scripts/qwen3_tokenizer_check.sh.
+// Qwen's BPE tokenizer (examples/qwen3/tokenizer.hpp) on vocabularies the tests make: the
+// pre-tokenizer's pieces (each alternative of Qwen's pattern), merges lowest rank first, the
+// special tokens, the tiktoken file form and its errors. The real vocabulary is compared with the
+// PyPI package's encoder by scripts/qwen3_tokenizer_check.sh.
 #include <gtest/gtest.h>
 
 #include <cstdio>
