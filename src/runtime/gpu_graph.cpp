@@ -198,7 +198,7 @@ std::vector<CUgraphNode> chain_of(CUgraph g) {
 // chain (correct, only slower) where the driver cannot edit edges or a launch queued no node (an
 // empty grid).
 void apply_plan(CUgraph g, const GraphPlan& plan, size_t launches) {
-  if (launches < 2 || !can_edit_edges()) return;
+  if (launches < 2 || launches != plan.after.size() || !can_edit_edges()) return;
   const std::vector<CUgraphNode> chain = chain_of(g);
   if (chain.size() < launches) return;
   for (size_t i = 0; i < chain.size(); ++i) {
@@ -206,28 +206,21 @@ void apply_plan(CUgraph g, const GraphPlan& plan, size_t launches) {
     TESSERA_CU(cuGraphNodeGetType, chain[i], &type);
     if ((type == CU_GRAPH_NODE_TYPE_KERNEL) != (i < launches)) return;
   }
-  // The chain's edges up to the first report node, then the plan's.
-  const size_t linked = std::min(chain.size() - 1, launches);
-  std::vector<CUgraphNode> from, to;
-  for (size_t i = 0; i < linked; ++i) {
-    from.push_back(chain[i]);
-    to.push_back(chain[i + 1]);
-  }
-  TESSERA_CU(cuGraphRemoveDependencies, g, from.data(), to.data(), nullptr, from.size());
-  from.clear();
-  to.clear();
-  for (size_t i = 0; i < launches; ++i)
-    for (size_t j : plan.after[i]) {
-      from.push_back(chain[j]);
-      to.push_back(chain[i]);
+  const GraphEdits edits = graph_edits(plan, chain.size());
+  auto apply = [&](const std::vector<std::pair<size_t, size_t>>& edges, bool add) {
+    if (edges.empty()) return;
+    std::vector<CUgraphNode> from, to;
+    for (const auto& [a, b] : edges) {
+      from.push_back(chain[a]);
+      to.push_back(chain[b]);
     }
-  if (chain.size() > launches)
-    for (size_t j : plan.last) {
-      from.push_back(chain[j]);
-      to.push_back(chain[launches]);
-    }
-  if (!from.empty())
-    TESSERA_CU(cuGraphAddDependencies, g, from.data(), to.data(), nullptr, from.size());
+    if (add)
+      TESSERA_CU(cuGraphAddDependencies, g, from.data(), to.data(), nullptr, from.size());
+    else
+      TESSERA_CU(cuGraphRemoveDependencies, g, from.data(), to.data(), nullptr, from.size());
+  };
+  apply(edits.removed, false);
+  apply(edits.added, true);
 }
 
 // What a recorded graph holds, by node type (kept for tests and the bench).

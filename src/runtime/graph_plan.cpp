@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <unordered_map>
 
 namespace tessera::runtime {
@@ -90,6 +91,25 @@ GraphPlan plan_graph(std::span<const GraphPlanStep> steps) {
   for (size_t i = 0; i < n; ++i)
     if (!followed[i]) plan.last.push_back(i);
   return plan;
+}
+
+GraphEdits graph_edits(const GraphPlan& plan, size_t nodes) {
+  const size_t launches = plan.after.size();
+  GraphEdits e;
+  if (nodes < launches) return e;
+  std::vector<std::pair<size_t, size_t>> chain, wanted;
+  for (size_t i = 0; i + 1 < nodes && i < launches; ++i) chain.emplace_back(i, i + 1);
+  for (size_t i = 0; i < launches; ++i)
+    for (size_t j : plan.after[i]) wanted.emplace_back(j, i);
+  if (nodes > launches)
+    for (size_t j : plan.last) wanted.emplace_back(j, launches);
+  // Only the differences: a plan that is a chain edits nothing.
+  std::sort(wanted.begin(), wanted.end());
+  std::set_difference(chain.begin(), chain.end(), wanted.begin(), wanted.end(),
+                      std::back_inserter(e.removed));
+  std::set_difference(wanted.begin(), wanted.end(), chain.begin(), chain.end(),
+                      std::back_inserter(e.added));
+  return e;
 }
 
 }  // namespace tessera::runtime

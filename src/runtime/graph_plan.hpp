@@ -38,4 +38,14 @@ struct GraphPlan {
 
 GraphPlan plan_graph(std::span<const GraphPlanStep> steps);
 
+// The edits that turn a graph recorded on one stream -- a chain of `nodes` nodes: the plan's
+// launches in order, then the report copies and clearings -- into the plan's layout: the chain's
+// edges into and between the launches replaced by the plan's (each launch after its hazards, the
+// first report node after the graph's last launches). As (from, to) node indices, sorted, only
+// the edges that differ.
+struct GraphEdits {
+  std::vector<std::pair<size_t, size_t>> removed, added;
+};
+GraphEdits graph_edits(const GraphPlan& plan, size_t nodes);
+
 }  // namespace tessera::runtime

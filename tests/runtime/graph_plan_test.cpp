@@ -3,6 +3,7 @@
 // and one error-report copy per reporting kernel, after all its launches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "runtime/graph_plan.hpp"
@@ -103,6 +104,52 @@ TEST(GraphPlan, EachReportingKernelHasOneReportAfterAllItsLaunches) {
   // The copies follow the graph's last launches: every launch that no other follows.
   EXPECT_EQ(plan.after, (After{{}, {}, {}, {}, {0}}));
   EXPECT_EQ(plan.last, (Launches{1, 2, 3, 4}));
+}
+
+using Edges = std::vector<std::pair<size_t, size_t>>;
+
+// The edges of a chain of `nodes` after `edits`.
+Edges edited_chain(size_t nodes, const runtime::GraphEdits& edits) {
+  Edges edges;
+  for (size_t i = 0; i + 1 < nodes; ++i) edges.emplace_back(i, i + 1);
+  for (const auto& e : edits.removed) {
+    auto it = std::find(edges.begin(), edges.end(), e);
+    EXPECT_NE(it, edges.end()) << "removes an edge the chain does not have";
+    if (it != edges.end()) edges.erase(it);
+  }
+  edges.insert(edges.end(), edits.added.begin(), edits.added.end());
+  std::sort(edges.begin(), edges.end());
+  return edges;
+}
+
+TEST(GraphEdits, AChainPlanEditsNothing) {
+  std::vector<GraphPlanStep> steps;
+  for (int i = 0; i < 4; ++i)
+    steps.push_back(step(&kernel_a, true, {{i % 2 ? &x : &z, true}, {i % 2 ? &z : &x, false}}));
+  const runtime::GraphEdits edits = runtime::graph_edits(plan_graph(steps), 4 + 2);
+  EXPECT_TRUE(edits.removed.empty());
+  EXPECT_TRUE(edits.added.empty());
+}
+
+TEST(GraphEdits, TwoChainsBecomeTwoBranchesThatTheReportCopyJoins) {
+  // Launches 0 -> 1 and 2 -> 3 share no written storage; nodes 4 and 5 copy and clear a report.
+  const std::vector<GraphPlanStep> steps = {
+      step(&kernel_a, true, {{&y, true}, {&x, false}}),
+      step(&kernel_a, true, {{&z, true}, {&y, false}}),
+      step(&kernel_b, false, {{&w, true}, {&x, false}}),
+      step(&kernel_b, false, {{&kernel_c, true}, {&w, false}}),
+  };
+  const runtime::GraphEdits edits = runtime::graph_edits(plan_graph(steps), 6);
+  EXPECT_EQ(edits.removed, (Edges{{1, 2}}));  // (3, 4) stays: the plan has it too
+  EXPECT_EQ(edits.added, (Edges{{1, 4}}));
+  EXPECT_EQ(edited_chain(6, edits), (Edges{{0, 1}, {1, 4}, {2, 3}, {3, 4}, {4, 5}}));
+}
+
+TEST(GraphEdits, IndependentLaunchesWithoutReportsKeepNoEdge) {
+  const std::vector<GraphPlanStep> steps = {step(&kernel_a, false, {{&y, true}, {&x, false}}),
+                                            step(&kernel_b, false, {{&z, true}, {&x, false}}),
+                                            step(&kernel_c, false, {{&w, true}})};
+  EXPECT_EQ(edited_chain(3, runtime::graph_edits(plan_graph(steps), 3)), Edges{});
 }
 
 TEST(GraphPlan, AnEmptyGraphHasNothing) {
