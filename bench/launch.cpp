@@ -3,10 +3,10 @@
 // CUDA driver directly (cuLaunchKernel of the same work compiled by NVRTC, cuStreamSynchronize).
 // Then, each beside its raw twin: a chain of 8 dependent kernels with one wait; the same 8 as a
 // graph (Tessera's capture()/replay() beside a CUDA graph captured from the raw launches),
-// replayed back to back; and two kernels that each fill half the multiprocessors, on one stream
-// and on two (how much the second stream overlaps them).
-// Prints microseconds per kernel, the median of rounds, and the ratio to the raw launch (target
-// in DESIGN.md: the safe sync path at most 1.2x the raw one).
+// replayed back to back, also with a kernel that has an error report; and two kernels that each
+// fill half the multiprocessors, on one stream and on two (how much the second stream overlaps
+// them). Prints microseconds per kernel, the median of rounds, and the ratio to the raw launch
+// (target in DESIGN.md: the safe sync path at most 1.2x the raw one).
 //
 //   launch [launches per round=2000]
 #include <algorithm>
@@ -34,6 +34,11 @@ namespace cuda = tessera::backend::cuda;
 
 TESSERA_KERNEL(add_one, Out<float> z, In<float> x) {
   z.store(load_like(x, z) + 1.0f);
+};
+// The same with an error report: an unpadded load (of the output's own tile, never outside x)
+// is checked on the device, and a failure reported at sync.
+TESSERA_KERNEL(add_one_checked, Out<float> z, In<float> x) {
+  z.store(load(x, {z.tile_index(0)}, {1024}, Pad::none()) + 1.0f);
 };
 // A long dependent chain per element: a block that stays on its multiprocessor a while.
 TESSERA_KERNEL(spin, Out<float> z, In<float> x, Scalar<int32_t> n) {
@@ -217,7 +222,28 @@ int main(int argc, char** argv) {
                                              chain8.replay().sync();
                                            }) /
                                (kGraphKernels * kReplaysPerWait);
-  if (cur.to_vector()[0] < 2.0f) {
+  const float after_plain = cur.to_vector()[0];
+  // The same graph of a kernel with an error report: the launches write the report in place,
+  // and the graph copies it out once after them. Tensors of its own: chain8 holds cur and spare.
+  Tensor<float, 1> checked_cur = ones<float>({kN}, gpu);
+  Partition<float, 1> checked_spare = zeros<float>({kN}, gpu).partition({kN});
+  Graph checked8 = capture("checked chain of 8", [&] {
+    for (int i = 0; i < kGraphKernels; ++i) {
+      auto f = add_one_checked(std::move(checked_spare), checked_cur);
+      checked_cur = Tensor<float, 1>();
+      auto [out, in] = std::move(f).sync();
+      checked_spare = std::move(in).partition({kN});
+      checked_cur = std::move(out).unpartition();
+    }
+  });
+  const double checked_graph_us = us_per_call(calls / (kGraphKernels * kReplaysPerWait) + 1,
+                                              [&] {
+                                                for (int r = 0; r + 1 < kReplaysPerWait; ++r)
+                                                  checked8.replay();
+                                                checked8.replay().sync();
+                                              }) /
+                                  (kGraphKernels * kReplaysPerWait);
+  if (after_plain < 2.0f || checked_cur.to_vector()[0] < 2.0f) {
     std::fprintf(stderr, "launch: the graph's replays did not run\n");
     return 1;
   }
@@ -289,6 +315,8 @@ int main(int argc, char** argv) {
   std::printf("%-40s %10.2f us\n", "raw graph of 8, replayed (per kernel)", raw_graph_us);
   std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera graph of 8, replayed (per kernel)",
               safe_graph_us, safe_graph_us / raw_graph_us);
+  std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera graph of 8 error-checked (per k.)",
+              checked_graph_us, checked_graph_us / raw_graph_us);
   std::printf("%-40s %10.2f us one stream, %.2f us two (overlap %.2fx)\n",
               "raw 2 kernels of half the SMs (per pair)", raw_one_stream, raw_two_streams,
               raw_one_stream / raw_two_streams);

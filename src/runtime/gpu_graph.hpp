@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/backend/launch_args.hpp"
@@ -20,6 +21,9 @@ class GpuGraph;
 struct GpuGraphStep {
   const GpuKernel* kernel;
   const backend::LaunchArgs* args;
+  // The storage of each tensor argument and whether the launch writes it: launches that share
+  // none run concurrently in the graph (graph_plan.hpp).
+  std::vector<std::pair<const void*, bool>> uses;
 };
 
 // Builds and instantiates the graph of `steps`, in order, on GPU `d`. Throws BackendError naming
@@ -39,6 +43,15 @@ struct GpuGraphCounts {
   uint64_t updates_in_place = 0;
 };
 GpuGraphCounts gpu_graph_counts();
+// The nodes of the graph recorded last in this process, by type, its edges and its root nodes
+// (those that follow nothing: launches that may start at once; -1: the driver cannot count
+// them). For tests and the bench: a graph of n launches of kernels with error
+// reports from k kernels holds n kernel nodes, k report copies (2k where the module's report is
+// not laid out in one piece) and k memsets.
+struct GpuGraphNodes {
+  int64_t kernels = 0, copies = 0, memsets = 0, others = 0, edges = 0, roots = 0;
+};
+GpuGraphNodes gpu_graph_last_nodes();
 // Launches the graph on `stream` (null: the device's own), after the work queued on the device's
 // stream so far and after `after`, each waited for on the device. The Completion's wait() throws
 // the first error a kernel of the graph reported in a replay (its error report).

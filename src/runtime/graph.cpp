@@ -32,6 +32,12 @@ std::atomic<size_t> g_held{0};
 std::mutex g_order_mu;
 thread_local Graph::State* t_capture = nullptr;
 
+GpuGraphStep gpu_graph_step(const Graph::State::Step& step) {
+  GpuGraphStep g{step.gpu.get(), &step.args, {}};
+  for (const auto& [storage, written] : step.uses) g.uses.emplace_back(storage, written);
+  return g;
+}
+
 const Hold* foreign_hold(const Storage* s) {
   auto it = registry().holds.find(s);
   if (it == registry().holds.end()) return nullptr;
@@ -213,7 +219,7 @@ Graph GraphCapture::finish() {
   std::shared_ptr<Graph::State> s = std::move(state_);
   if (s->device && s->device->is_cuda()) {
     std::vector<GpuGraphStep> steps;
-    for (const Graph::State::Step& step : *s->steps) steps.push_back({step.gpu.get(), &step.args});
+    for (const Graph::State::Step& step : *s->steps) steps.push_back(gpu_graph_step(step));
     s->gpu = gpu_graph_build(*s->device, steps);
   }
   return Graph(std::move(s));

@@ -47,7 +47,7 @@ template <class Steps>
 void rebuild_gpu(Device device, std::shared_ptr<runtime::GpuGraph>& gpu, const Steps& steps) {
   if (!device.is_cuda()) return;
   std::vector<runtime::GpuGraphStep> gpu_steps;
-  for (const auto& step : steps) gpu_steps.push_back({step.gpu.get(), &step.args});
+  for (const auto& step : steps) gpu_steps.push_back(runtime::gpu_graph_step(step));
   if (gpu && runtime::gpu_graph_update(*gpu, gpu_steps)) return;
   gpu = runtime::gpu_graph_build(device, gpu_steps);
 }

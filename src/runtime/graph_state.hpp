@@ -15,6 +15,7 @@
 #include "tessera/backend/launch_args.hpp"
 #include "tessera/runtime/graph.hpp"
 
+#include "gpu_graph.hpp"
 #include "pending_access.hpp"
 
 namespace tessera {
@@ -74,6 +75,8 @@ extern thread_local Graph::State* t_capture;
 // The first hold on `s` by a graph other than the one this thread captures, or null. Under the
 // registry's lock.
 const Hold* foreign_hold(const Storage* s);
+// A captured launch as gpu_graph_build() takes it: the kernel, its arguments and its storages.
+GpuGraphStep gpu_graph_step(const Graph::State::Step& step);
 
 }  // namespace runtime
 }  // namespace tessera

@@ -77,8 +77,14 @@ TESSERA_KERNEL(graph_set_to, Out<float> z, Scalar<float> v) {
   z.store(Tile<float>::full(z.shape(), 0.0f) + v);
 };
 // The last block reads past the end of x, unpadded.
+constexpr int kNextTileLoadLine = __LINE__ + 2;  // where the load is (clang-format keeps it)
 TESSERA_KERNEL(graph_next_tile, Out<float> z, In<float> x) {
   z.store(load(x, {z.tile_index(0) + 1}, {64}, Pad::none()));
+};
+
+// The same unpadded load, inside x: a kernel with an error report that reports nothing.
+TESSERA_KERNEL(graph_same_tile, Out<float> z, In<float> x) {
+  z.store(load(x, {z.tile_index(0)}, {64}, Pad::none()));
 };
 
 // Large enough that a replay takes a while on the interpreter: one that ran before what it must
@@ -442,6 +448,83 @@ TEST(GpuGraphRebind, ARebindUpdatesTheInstantiatedGraphInPlaceAndKeepsItsErrorRe
   EXPECT_TRUE(contains(again, "unpadded load from 'x'")) << again;
 }
 #endif
+
+#ifdef TESSERA_GRAPH_TEST_GPU
+// The CUDA graph holds the captured kernels and, per kernel with an error report, one copy of
+// that report (two where the module does not lay it out in one piece) and its clearing -- not a
+// copy after every launch -- and edges only between launches that share a storage.
+TEST(GpuGraphNodes, AGraphHoldsItsKernelsAndOneReportCopyPerReportingKernel) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 3.0f, dev());
+  Tensor<float, 1> y, v;
+  Graph g = capture("nodes", [&] {
+    // Two chains that share only x, which neither writes: y = same(same(x)), v = x + 2.
+    auto [y1, x1] = graph_same_tile(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    auto [y2, y1in] =
+        graph_same_tile(zeros<float>({kN}, dev()).partition({64}), std::move(y1).unpartition())
+            .sync();
+    y = std::move(y2).unpartition();
+    auto [u, x2] = graph_plus_one(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    auto [v1, u1] =
+        graph_plus_one(zeros<float>({kN}, dev()).partition({64}), std::move(u).unpartition())
+            .sync();
+    v = std::move(v1).unpartition();
+  });
+  const runtime::GpuGraphNodes nodes = runtime::gpu_graph_last_nodes();
+  EXPECT_EQ(nodes.kernels, 4);
+  EXPECT_TRUE(nodes.copies == 1 || nodes.copies == 2) << nodes.copies;
+  EXPECT_EQ(nodes.memsets, 1);
+  EXPECT_EQ(nodes.others, 0);
+  // One edge in each chain, one from each chain's end to the report's copy, and the report's
+  // copies and clearing in a row (-1: the driver cannot edit or count edges).
+  if (nodes.edges >= 0) {
+    EXPECT_EQ(nodes.edges, 2 + 2 + nodes.copies);
+    // The two chains start at once (a graph left one chain has one root, and as many edges).
+    EXPECT_EQ(nodes.roots, 2);
+  }
+  for (int i = 0; i < 3; ++i) g.replay();
+  g.replay().sync();
+  EXPECT_EQ(y.to_vector(), all(3.0f));
+  EXPECT_EQ(v.to_vector(), all(5.0f));
+}
+#endif
+
+GRAPH_TEST(GraphReplayError, TheFailingLaunchAmongLaunchesOfReportingKernelsIsTheOneReported) {
+  SKIP_WITHOUT_DEVICE();
+  Tensor<float, 1> x = full<float>({kN}, 4.0f, dev());
+  Tensor<float, 1> y, z;
+  Graph bad = capture([&] {
+    auto [a, x1] = graph_same_tile(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    auto [b, a1] =
+        graph_same_tile(zeros<float>({kN}, dev()).partition({64}), std::move(a).unpartition())
+            .sync();
+    y = std::move(b).unpartition();
+    auto [c, x2] = graph_next_tile(zeros<float>({kN}, dev()).partition({64}), x).sync();
+    z = std::move(c).unpartition();
+  });
+  // Each replay reports the error (on a GPU its own, the report cleared after each; on the CPU
+  // the second quotes the first's, which it followed and so did not run).
+  for (int i = 0; i < 2; ++i) {
+#ifdef TESSERA_GRAPH_TEST_GPU
+    const std::string message = error_of<BoundsError>([&] { bad.replay().sync(); });
+#else
+    const std::string message = i == 0 ? error_of<BoundsError>([&] { bad.replay().sync(); })
+                                       : error_of<Error>([&] { bad.replay().sync(); });
+#endif
+#ifdef TESSERA_GRAPH_TEST_GPU
+    EXPECT_TRUE(contains(message, "kernel 'graph_next_tile'")) << message;
+#endif
+    EXPECT_TRUE(contains(message, "unpadded load from 'x'")) << message;
+    EXPECT_TRUE(contains(message, "graph_test.cpp:" + std::to_string(kNextTileLoadLine)))
+        << message;
+  }
+  // The kernels' reports are clear for their launches outside the graph.
+  Tensor<float, 1> x3 = full<float>({kN}, 6.0f, dev());
+  auto [d, x4] = graph_same_tile(zeros<float>({kN}, dev()).partition({64}), x3).sync();
+  EXPECT_EQ(std::move(d).unpartition().to_vector(), all(6.0f));
+  auto [e, x5] = graph_plus_one(zeros<float>({kN}, dev()).partition({64}), x3).sync();
+  EXPECT_EQ(std::move(e).unpartition().to_vector(), all(7.0f));
+}
 
 // ---- attempts to break the graph's ownership, each with a twin that works -------------------
 

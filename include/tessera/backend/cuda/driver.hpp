@@ -73,10 +73,19 @@ namespace tessera::backend::cuda {
 // Entry points newer than kMinDriverVersion: null on a driver that lacks them, so every use has
 // a fallback. The function enumeration (CUDA 12.4) finds a kernel in a module without probing
 // names that are not there (a probe's CUDA_ERROR_NOT_FOUND is an API error to the sanitizers).
+// The graph queries and edge edits (their edge-data forms, CUDA 12.3) let a captured graph keep
+// only the edges its launches' hazards need; without them its launches stay one chain.
 #define TESSERA_CUDA_DRIVER_API_OPTIONAL(X) \
   X(cuModuleGetFunctionCount)               \
   X(cuModuleEnumerateFunctions)             \
-  X(cuFuncGetName)
+  X(cuFuncGetName)                          \
+  X(cuGraphGetNodes)                        \
+  X(cuGraphGetRootNodes)                    \
+  X(cuGraphNodeGetType)                     \
+  X(cuGraphGetEdges)                        \
+  X(cuGraphNodeGetDependentNodes)           \
+  X(cuGraphAddDependencies)                 \
+  X(cuGraphRemoveDependencies)
 
 struct DriverApi {
 #define TESSERA_CUDA_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;
