@@ -20,7 +20,11 @@ import sys
 TIMED = re.compile(r"^(tessera|torch|triton) (.+?)\s+([0-9.]+) ms\s+([0-9.]+) (TFLOP/s|GB/s)\s*$")
 # "tessera launch, back to back      8.99 us  (2.62x raw)" and "raw launch, back to back  3.44 us"
 LAUNCH = re.compile(r"^(tessera|raw) (launch \+ sync|launch, back to back|chain of 8, one sync "
-                    r"\(per kernel\)|graph of 8, replayed \(per kernel\))\s+([0-9.]+) us")
+                    r"\(per kernel\)|graph of 8, replayed \(per kernel\)|graph of 8 error-checked "
+                    r"\(per k\.\))\s+([0-9.]+) us")
+# A row whose raw anchor is another row's: a graph of kernels that check their accesses beside
+# the raw graph of plain kernels (the driver has no error reports to copy).
+LAUNCH_ANCHOR = {"graph of 8 error-checked (per k.)": "graph of 8, replayed (per kernel)"}
 
 
 def sections(lines):
@@ -117,8 +121,8 @@ def launch(secs):
             got[(m.group(1), m.group(2))] = float(m.group(3))
     rows = []
     for what in ("launch + sync", "launch, back to back", "chain of 8, one sync (per kernel)",
-                 "graph of 8, replayed (per kernel)"):
-        ours, raw = got.get(("tessera", what)), got.get(("raw", what))
+                 "graph of 8, replayed (per kernel)", "graph of 8 error-checked (per k.)"):
+        ours, raw = got.get(("tessera", what)), got.get(("raw", LAUNCH_ANCHOR.get(what, what)))
         if ours is None:
             continue
         # As a speed ratio (raw time / ours), so 1.0 is parity and more is better, like the others.

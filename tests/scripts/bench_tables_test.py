@@ -42,6 +42,9 @@ skipped gemm-sm80 (would not fit: 500 s of 540 used)
 ===== launch: build-gpu/bench/bench_launch
 raw launch, back to back                       3.00 us
 tessera launch, back to back                   6.00 us  (2.00x raw)
+raw graph of 8, replayed (per kernel)          1.00 us
+tessera graph of 8, replayed (per kernel)      1.25 us  (1.25x raw)
+tessera graph of 8 error-checked (per k.)      2.00 us  (2.00x raw)
 launch rc=0 (2 s)
 ===== rowwise: build-gpu/bench/bench_rowwise --dtype f16 --numerics fast
 tessera softmax f16 fast 8192x8192                   0.0676 ms     4000.0 GB/s
@@ -100,6 +103,9 @@ class BenchTables(unittest.TestCase):
         self.assertEqual(rows["softmax f16 fast 8192x8192"][2:], ["3200.0", "1000.0", "1.25"])
         # launch costs are times: the ratio is a speed (raw time / ours), 1.0 = parity
         self.assertEqual(rows["launch, back to back"][1:], ["6.00", "3.00", "0.50"])
+        self.assertEqual(rows["graph of 8, replayed (per kernel)"][1:], ["1.25", "1.00", "0.80"])
+        # error-checked kernels in a graph beside the raw graph of plain kernels
+        self.assertEqual(rows["graph of 8 error-checked (per k.)"][1:], ["2.00", "1.00", "0.50"])
 
     def test_a_missing_anchor_leaves_an_empty_cell_not_a_missing_row(self):
         self.assertEqual(rows_of(self.tables())["gemm f16 123x456x789"][2:], ["", ""])
