@@ -1,6 +1,7 @@
 #include "tessera/backend/cuda/layout.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tessera::backend::cuda {
 namespace {
@@ -196,6 +197,12 @@ class Planner {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
       p_.min_blocks = std::max(1, (row_sized > 1 ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
+      p_.epilogue_ahead = 1;
+      if (const char* e = std::getenv("TESSERA_EPILOGUE_AHEAD")) p_.epilogue_ahead = std::atoi(e);
+      if (const char* e = std::getenv("TESSERA_ROWWISE_RESIDENT"); e && row_sized > 1) {
+        p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
+        p_.blocks_per_sm = p_.min_blocks;
+      }
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
     }

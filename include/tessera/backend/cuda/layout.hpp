@@ -84,6 +84,9 @@ struct LayoutPlan {
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
   // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
   bool stream_rows = false;
+  // A row-wise kernel's epilogue (Emitter::epilogue_start) issues its input loads whose
+  // coordinates are known before it this many vectors ahead of their use; 0: in place.
+  int64_t epilogue_ahead = 0;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.
