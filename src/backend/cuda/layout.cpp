@@ -197,7 +197,10 @@ class Planner {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
       p_.min_blocks = std::max(1, (row_sized > 1 ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
-      p_.epilogue_ahead = 1;
+      p_.epilogue_ahead = 0;
+      p_.prefetch_next_tile = p_.blocks_per_sm > 0 ? 1 : 0;
+      if (const char* e = std::getenv("TESSERA_PREFETCH_NEXT"))
+        p_.prefetch_next_tile = std::atoi(e);
       if (const char* e = std::getenv("TESSERA_EPILOGUE_AHEAD")) p_.epilogue_ahead = std::atoi(e);
       if (const char* e = std::getenv("TESSERA_ROWWISE_RESIDENT"); e && row_sized > 1) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);

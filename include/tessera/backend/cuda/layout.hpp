@@ -87,6 +87,9 @@ struct LayoutPlan {
   // A row-wise kernel's epilogue (Emitter::epilogue_start) issues its input loads whose
   // coordinates are known before it this many vectors ahead of their use; 0: in place.
   int64_t epilogue_ahead = 0;
+  // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
+  // iterations ahead (Emitter::prefetch_next_tile); 0: none.
+  int64_t prefetch_next_tile = 0;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.
