@@ -352,46 +352,6 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
   }
 }
 
-// The epilogue's input loads whose coordinates are known before it (a norm's weight and bias
-// rows) are issued LayoutPlan::epilogue_ahead vectors ahead of their use: the epilogue's loads
-// and stores are kept in program order (TSR_LOADS_IN_PLACE), so a load issued in its own vector's
-// step would expose its whole latency once per vector, between that vector's compute and store.
-// The uniform ops of the tail (such coordinates, constants) move before the loop. Returns the
-// loads issued ahead; the loop issues their later vectors and their own emission is a comment.
-std::vector<const ir::Op*> Emitter::issue_ahead(const ir::Block& b, size_t tail, int64_t vectors) {
-  std::vector<const ir::Op*> ahead;
-  if (plan_.epilogue_ahead <= 0 || plan_.stream_rows) return ahead;
-  std::vector<bool> early(f_.values.size(), false);  // defined before the loop
-  for (size_t i = 0; i < tail; ++i)
-    for (ir::ValueId r : b.ops[i].results) early[r] = true;
-  for (size_t i = tail; i + 1 < b.ops.size(); ++i) {
-    const ir::Op& o = b.ops[i];
-    const bool known =
-        std::all_of(o.operands.begin(), o.operands.end(), [&](ir::ValueId u) { return early[u]; });
-    if (!known) continue;
-    if (o.kind == OpKind::Load) {
-      ahead.push_back(&o);
-    } else if (o.regions.empty() && o.results.size() == 1 &&
-               layout(o.results[0]).kind == LayoutKind::Uniform) {
-      op(o);
-      hoisted_.insert(&o);
-      early[o.results[0]] = true;
-    }
-  }
-  if (ahead.empty()) return ahead;
-  for (const ir::Op* l : ahead) {
-    declare(l->results[0]);
-    ahead_loads_.insert(l);
-  }
-  line("// Issued ", plan_.epilogue_ahead, " vector(s) ahead (Emitter::issue_ahead).");
-  for (int64_t k = 0; k < std::min(plan_.epilogue_ahead, vectors); ++k) {
-    vector_only_ = str(k);
-    for (const ir::Op* l : ahead) load_vector(*l);
-  }
-  vector_only_.clear();
-  return ahead;
-}
-
 void Emitter::materialize(ir::ValueId v) {
   if (!streamed(v)) return;
   for (const auto& [done, old] : remat_names_)
@@ -433,20 +393,11 @@ void Emitter::block(const ir::Block& b) {
   }
   if (tail < b.ops.size()) {
     const ir::ValueId stored = b.ops.back().operands[0];
-    const int64_t vectors = plan_.vectors(numel(type(stored).shape));
     line("// The epilogue, one vector at a time (Emitter::epilogue_start).");
-    const std::vector<const ir::Op*> ahead = issue_ahead(b, tail, vectors);
     unroll();
-    open("for (int kv = 0; kv < ", vectors, "; ++kv)");
-    if (!ahead.empty() && plan_.epilogue_ahead < vectors) {
-      open("if (kv + ", plan_.epilogue_ahead, " < ", vectors, ")");
-      vector_only_ = "(kv + " + str(plan_.epilogue_ahead) + ")";
-      for (const ir::Op* l : ahead) load_vector(*l);
-      close();
-    }
+    open("for (int kv = 0; kv < ", plan_.vectors(numel(type(stored).shape)), "; ++kv)");
     vector_only_ = "kv";
     for (size_t i = tail; i < b.ops.size(); ++i) {
-      if (hoisted_.count(&b.ops[i])) continue;
       for (ir::ValueId u : b.ops[i].operands) materialize(u);
       op(b.ops[i]);
     }

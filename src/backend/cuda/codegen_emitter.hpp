@@ -178,7 +178,6 @@ class Emitter {
   // Streamed rows (LayoutPlan::stream_rows): which values are recomputed at each use, one vector
   // at a time, rather than held; and their recomputation inside a vector loop.
   void plan_streaming(const ir::Block& b, size_t tail);
-  std::vector<const ir::Op*> issue_ahead(const ir::Block& b, size_t tail, int64_t vectors);
   bool streamed(ir::ValueId v) const { return !streamed_.empty() && streamed_[v]; }
   void materialize(ir::ValueId v);
   void end_materialized();
@@ -236,7 +235,6 @@ class Emitter {
   void zero_region(const std::string& dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0,
                    int64_t c1);
   void load(const ir::Op& op);  // codegen_memory.cpp
-  void load_vector(const ir::Op& op);
   bool prefetches_next_tile(const ir::Op& op) const;
   void store(const ir::Op& op);
   void store_part(const ir::Op& op);   // codegen_store_part.cpp
@@ -314,8 +312,7 @@ class Emitter {
   // Non-empty while emitting a row-wise kernel's epilogue (epilogue_start) one vector at a time:
   // the variable naming that vector; distributed loops then cover its elements only.
   std::string vector_only_;
-  std::set<const ir::Op*> ahead_loads_;  // the epilogue's loads issued ahead (issue_ahead)
-  std::vector<bool> streamed_;           // by ValueId
+  std::vector<bool> streamed_;                                    // by ValueId
   std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
   int remat_scope_ = 0;
   int64_t smem_bytes_ = 0;  // smem_alloc_'s high-water mark

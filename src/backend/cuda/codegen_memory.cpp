@@ -285,20 +285,11 @@ void Emitter::load(const ir::Op& op) {
         true);
     return;
   }
-  if (ahead_loads_.count(&op)) {
-    line("// (issued ahead of this vector: Emitter::issue_ahead)");
-    return;
-  }
   declare(r);
-  load_vector(op);
-}
-
-// The walk of a load into its (declared) registers: every vector, or vector_only_'s.
-void Emitter::load_vector(const ir::Op& op) {
   TileWalk w;
   load_walk(op, w);
   w.mode = TileWalk::Mode::LoadRegs;
-  w.regs = name(op.results[0]);
+  w.regs = name(r);
   walk_tile(w);
 }
 

@@ -84,9 +84,6 @@ struct LayoutPlan {
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
   // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
   bool stream_rows = false;
-  // A row-wise kernel's epilogue (Emitter::epilogue_start) issues its input loads whose
-  // coordinates are known before it this many vectors ahead of their use; 0: in place.
-  int64_t epilogue_ahead = 0;
   // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
   // iterations ahead (Emitter::prefetch_next_tile); 0: none.
   int64_t prefetch_next_tile = 0;
