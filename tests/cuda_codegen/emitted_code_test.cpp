@@ -92,6 +92,44 @@ TEST(EmittedCode, RowWiseKernelsBoundTheirRegistersAndKeepLoadsInPlace) {
   EXPECT_FALSE(has(kernel_part(add_src), "__launch_bounds__(128, ")) << kernel_part(add_src);
 }
 
+TEST(EmittedCode, PersistentRowKernelsPrefetchTheBlocksNextRowIntoL2) {
+  // A norm walks its rows with a persistent grid: its row load also asks L2 for the block's next
+  // row (gridDim.x rows on), issued after this row's loads and before the reduction's barriers,
+  // so that row's DRAM latency passes while this one is reduced and stored. The weight row (the
+  // same for every tile) is not prefetched.
+  auto norm = trace_kernel<Out<half>, In<half>, In<float>>(
+      "rms_rows",
+      {out_param("y", DType::F16, {1, 4096}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F32, 2)},
+      [](Out<half> y, In<half> x, In<float> w) {
+        auto v = load_like(x, y).cast<float>();
+        y.store((v * rsqrt(sum(v * v, 1) * (1.0f / 4096) + 1e-5f) * load(w, {0, 0}, {1, 4096}))
+                    .cast<half>());
+      });
+  analysis::promote_locals(norm);
+  const Built b = build(norm, contiguous_spec(norm, kSm90a));
+  const std::string src = kernel_part(b.kernel.source);
+  EXPECT_GT(b.kernel.blocks_per_sm, 0) << src;
+  const size_t x_load = src.find("tsr_ld_words(tb + off"),
+               prefetch = src.find("tsr_prefetch_l2(nb + (k * 128 + tid) * 8)"),
+               barrier = src.find("__syncthreads()");
+  ASSERT_NE(prefetch, std::string::npos) << src;
+  EXPECT_LT(x_load, prefetch) << src;
+  EXPECT_LT(prefetch, barrier) << src;
+  EXPECT_EQ(src.find("tsr_prefetch_l2", prefetch + 1), std::string::npos) << src;  // x only
+  EXPECT_TRUE(has(src, "nb = tb + 1LL * gridDim.x * 1 * p1_x.strides[0]")) << src;
+  EXPECT_TRUE(has(src, "if (grid.total == grid.tiles[0] && blk + 1LL * gridDim.x < grid.total"))
+      << src;
+  EXPECT_TRUE(has(b.compiled.ptx, "prefetch.global.L2")) << b.compiled.ptx;
+
+  // A block per row (softmax) has no next row to prefetch; nor has an elementwise kernel.
+  for (const char* name : {"softmax_f16", "add_f32"}) {
+    const ir::Function f = corpus_kernel(name);
+    const std::string other = kernel_part(build(f, contiguous_spec(f, kSm90a)).kernel.source);
+    EXPECT_FALSE(has(other, "tsr_prefetch_l2")) << name << other;
+  }
+}
+
 TEST(EmittedCode, EightByteAlignmentGivesEightByteAccesses) {
   const ir::Function f = corpus_kernel("add_f32");
   const Built b = build(f, with_vector_bytes(f, 8));

@@ -158,6 +158,36 @@ TYPED_TEST(NormTest, AddLayerNormReturnsTheRoundedSumAndItsNorm) {
               kAbsBound, "add_layer_norm normed");
 }
 
+TYPED_TEST(NormTest, ManyMoreRowsThanBlocksOfAStridedViewMatchTheDoubleReference) {
+  // On the GPU a norm walks its rows with a persistent grid (a few blocks per multiprocessor),
+  // and each row's load prefetches the block's next row into L2: here every block walks several
+  // rows of a column slice whose rows are further apart than they are long, and the last rows
+  // have no next row to prefetch. The fused residual form loads (and prefetches) two inputs.
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const int64_t rows = 2053, cols = 4096, stride = cols + 64;
+  const auto xs = random_values<T>(rows * stride, -3, 3, 21);
+  const auto rs = random_values<T>(rows * stride, -1, 1, 22);
+  const auto w = random_values<T>(cols, 0.5, 1.5, 23);
+  std::vector<T> x, r;  // the viewed columns, for the reference
+  for (int64_t i = 0; i < rows; ++i) {
+    x.insert(x.end(), xs.begin() + i * stride, xs.begin() + i * stride + cols);
+    r.insert(r.end(), rs.begin() + i * stride, rs.begin() + i * stride + cols);
+  }
+  const Device d = test_device();
+  const Tensor<T, 2> xv = from_host(xs, {rows, stride}, d).slice(1, 0, cols);
+  const Tensor<T, 2> rv = from_host(rs, {rows, stride}, d).slice(1, 0, cols);
+  const Tensor<T, 2> y = rms_norm(xv, from_host(w, d), kEps);
+  ASSERT_EQ(y.shape(), (Shape{rows, cols}));
+  expect_near(widen(y.to_vector()), reference_norm(widen(x), cols, widen(w), nullptr),
+              rel_bound<T>(), kAbsBound, "rms_norm");
+  const auto [y2, h] = add_rms_norm(xv, rv, from_host(w, d), kEps);
+  const std::vector<double> sum = rounded_sum(x, r);
+  expect_near(widen(h.to_vector()), sum, 0, 0, "add_rms_norm sum");
+  expect_near(widen(y2.to_vector()), reference_norm(sum, cols, widen(w), nullptr), rel_bound<T>(),
+              kAbsBound, "add_rms_norm");
+}
+
 TEST(NormArguments, AWeightShorterThanTheRowIsRefusedAndTheRightOneRuns) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

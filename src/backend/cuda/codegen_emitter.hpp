@@ -238,6 +238,7 @@ class Emitter {
   void zero_region(const std::string& dst, int64_t ld, int64_t r0, int64_t r1, int64_t c0,
                    int64_t c1);
   void load(const ir::Op& op);  // codegen_memory.cpp
+  bool prefetches_next_tile(const ir::Op& op) const;
   void store(const ir::Op& op);
   void store_part(const ir::Op& op);   // codegen_store_part.cpp
   void accumulate(const ir::Op& op);   // codegen_accumulate.cpp
@@ -254,6 +255,7 @@ class Emitter {
   void load_walk(const ir::Op& op, TileWalk& w);
   void walk_tile(const TileWalk& w);
   void walk_chunks(const TileWalk& w, bool whole);
+  void prefetch_next_tile(const TileWalk& w);
   void for_loop(const ir::Op& op);  // codegen_control.cpp
   // The pipelined mma loop (codegen_pipeline.cpp): the kernel around it, and each side's loop.
   EmittedKernel run_pipelined();

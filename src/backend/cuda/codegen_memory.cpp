@@ -58,11 +58,44 @@ void Emitter::walk_tile(const TileWalk& w) {
     for (size_t d = 0; d + 1 < rank; ++d)
       if (w.tile[d] > 1) line("const unsigned s", d, " = (unsigned)", ref, ".strides[", d, "];");
     walk_chunks(w, true);
+    if (w.mode == TileWalk::Mode::LoadRegs && prefetches_next_tile(*w.op)) prefetch_next_tile(w);
     close("} else {");
     ++depth_;
     walk_chunks(w, false);
     close();
   }
+  close();
+}
+
+// A persistent row-wise kernel (LayoutPlan::prefetch_next_tile) walks its tiles one after another
+// in each block: load, reduce, store. A load of the block's own row tile (its origin the tile
+// coordinates) also asks L2 for the same tile of the block's next row, which then arrives from
+// DRAM while this row is reduced and stored, at no register cost; the next iteration's load finds
+// it in L2. Only where the grid's tiles run along axis 0 alone (checked at run time).
+bool Emitter::prefetches_next_tile(const ir::Op& op) const {
+  const Shape& tile = op.attrs.shape;
+  if (plan_.prefetch_next_tile <= 0 || !vector_only_.empty() || op.attrs.at_element ||
+      tile.empty() || numel(tile) != tile.back() || numel(tile) % (threads() * vec()) != 0)
+    return false;
+  const ir::Op* first = def(op.operands[0]);
+  if (!first || first->kind != ir::OpKind::TileIndex || first->attrs.axis != 0) return false;
+  return std::all_of(op.operands.begin(), op.operands.end(), [&](ir::ValueId u) {
+    const ir::Op* d = def(u);
+    return d && (d->kind == ir::OpKind::TileIndex || d->kind == ir::OpKind::Constant);
+  });
+}
+
+void Emitter::prefetch_next_tile(const TileWalk& w) {
+  const std::string ref = param_var(w.param), s = storage_type(w.dtype), t0 = str(w.tile[0]);
+  line("// The block's next tile, into L2 (Emitter::prefetch_next_tile).");
+  const std::string step = str(plan_.prefetch_next_tile) + "LL * gridDim.x";
+  open("if (grid.total == grid.tiles[0] && blk + ", step, " < grid.total && o0 + (", step,
+       " + 1) * ", t0, " <= ", ref, ".shape[0])");
+  line("const ", s, "* nb = tb + ", step, " * ", t0, " * ", ref, ".strides[0];");
+  unroll();
+  open("for (int k = 0; k < ", plan_.vectors(numel(w.tile)), "; ++k)");
+  line("tsr_prefetch_l2(nb + (k * ", threads(), " + tid) * ", vec(), ");");
+  close();
   close();
 }
 

@@ -84,6 +84,9 @@ struct LayoutPlan {
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
   // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
   bool stream_rows = false;
+  // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
+  // iterations ahead (Emitter::prefetch_next_tile); 0: none.
+  int64_t prefetch_next_tile = 0;
   std::vector<Layout> of;  // by ValueId
   // (op, operand index) -> the layout the op reads that operand in, when it differs from the
   // operand's own layout.

@@ -61,6 +61,10 @@ __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
   TSR_LD_ASM("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
 }
+// Asks L2 for the line holding p (no register, no wait): Emitter::prefetch_next_tile.
+__device__ __forceinline__ void tsr_prefetch_l2(const void* p) {
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+}
 __device__ __forceinline__ void tsr_st_words(void* p, const unsigned (&w)[4]) {
   asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]),
                "r"(w[2]), "r"(w[3])
