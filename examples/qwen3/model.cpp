@@ -250,11 +250,13 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
       v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
     }
     tk::kv_cache_append(L.k_cache, L.v_cache, k, v, start);
-    const Tensor<T, 3> attn = step ? tk::decode_attention(q, L.k_cache, L.v_cache, *lengths)
-                                   : tk::flash_attention(q, k, v, {.causal = true});
+    // A step's attention writes its heads merged, the layout the o projection reads.
+    const Tensor<T, 2> attn = step
+                                  ? tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths)
+                                  : tk::merge_heads(tk::flash_attention(q, k, v, {.causal = true}));
     // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.
     const tk::NormedResidual<T, 2> post =
-        tk::add_rms_norm(proj(tk::merge_heads(attn), L.o, L.o_rows), h, L.post_norm, c_.eps);
+        tk::add_rms_norm(proj(attn, L.o, L.o_rows), h, L.post_norm, c_.eps);
     if (step) {
       h = tk::linear(tk::linear_swiglu(post.normed, L.gate_rows, L.up_rows), L.down_rows, post.sum);
     } else {

@@ -161,10 +161,11 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
 
 // kCombine chunks a step: their (m, l) as [kCombine, 1] columns (chunks past the end weigh
 // e^-inf = 0) and their acc as a [kCombine, D] tile, folded into the running (M, num, den).
-template <Element T>
-TESSERA_KERNEL(decode_attention_combine, Out<T, 3> o, In<float, 4> acc_in, In<float, 4> m_in,
+// o is [B, Hq, D] (tiles [1, 1, D]) or [B, Hq * D] (tiles [1, D]): either way tile (b, h).
+template <Element T, int R>
+TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
                In<float, 4> l_in) {
-  const int64_t dim = o.shape()[2];
+  const int64_t dim = o.shape()[R - 1];
   const Index b = tile_index(0), h = tile_index(1);
   const Index steps = ((acc_in.dim(2) + (kCombine - 1)) / kCombine).template cast<int32_t>();
   Tile<float> big_m = Tile<float>::full({1, 1}, -INFINITY);
@@ -183,7 +184,9 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, 3> o, In<float, 4> acc_in, In<fl
     den = den * alpha + sum(l * weight, 0);
     big_m = m_new;
   });
-  o.store((num / den).template cast<T>().reshape({1, 1, dim}));
+  Shape tile(R, 1);
+  tile.back() = dim;
+  o.store((num / den).template cast<T>().reshape(tile));
 };
 
 // Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions each).
@@ -240,15 +243,44 @@ struct Partials {
               .partition({1, 1, 1, 1})) {}
 };
 
+// The output [B, Hq, D], or [B, Hq * D] when merged.
 template <Element T>
 Tensor<T, 3> combine(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> m,
                      Partition<float, 4> ls, SourceLoc l) {
   auto [o, acc1, m1, l1] =
-      decode_attention_combine<T>(
+      decode_attention_combine<T, 3>(
           detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
           std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition())
           .sync();
   return std::move(o).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> m,
+                            Partition<float, 4> ls, SourceLoc l) {
+  auto [o, acc1, m1, l1] =
+      decode_attention_combine<T, 2>(
+          detail::new_tensor<T, 2>({q.dim(0), q.dim(1) * q.dim(2)}, q.device(), l)
+              .partition({1, q.dim(2)}),
+          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition())
+          .sync();
+  return std::move(o).unpartition();
+}
+
+// The chunks of a contiguous cache, handed to finish (combine or combine_merged).
+template <Element T, class Finish>
+auto run_contiguous(const char* fn, const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                    const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                    std::optional<float> scale, SourceLoc l, Finish&& finish) {
+  check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
+  check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
+  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
+  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
+  auto [acc, m, ls, q1, k1, v1, len1, s1] =
+      decode_attention_chunks<T>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
+                                 v_cache, lengths, default_scale(scale, q.dim(2)))
+          .sync();
+  return finish(q, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 template <Element T, int Page>
@@ -270,16 +302,16 @@ template <Element T>
 Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
                               const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                               std::optional<float> scale, std::source_location l) {
-  const char* fn = "decode_attention";
-  check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
-  check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
-  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
-  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
-  auto [acc, m, ls, q1, k1, v1, len1, s1] =
-      decode_attention_chunks<T>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
-                                 v_cache, lengths, default_scale(scale, q.dim(2)))
-          .sync();
-  return combine(q, std::move(acc), std::move(m), std::move(ls), l);
+  return run_contiguous("decode_attention", q, k_cache, v_cache, lengths, scale, l,
+                        [](auto&&... a) { return combine<T>(std::move(a)...); });
+}
+
+template <Element T>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                                     const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                                     std::optional<float> scale, std::source_location l) {
+  return run_contiguous("decode_attention_merged", q, k_cache, v_cache, lengths, scale, l,
+                        [](auto&&... a) { return combine_merged<T>(std::move(a)...); });
 }
 
 template <Element T>
@@ -320,6 +352,9 @@ Tensor<T, 3> paged_decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k
   template Tensor<T, 3> decode_attention(const Tensor<T, 3>&, const Tensor<T, 4>&,              \
                                          const Tensor<T, 4>&, const Tensor<int32_t, 1>&,        \
                                          std::optional<float>, std::source_location);           \
+  template Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>&, const Tensor<T, 4>&,       \
+                                                const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
+                                                std::optional<float>, std::source_location);    \
   template Tensor<T, 3> paged_decode_attention(                                                 \
       const Tensor<T, 3>&, const Tensor<T, 4>&, const Tensor<T, 4>&, const Tensor<int32_t, 2>&, \
       const Tensor<int32_t, 1>&, std::optional<float>, std::source_location);

@@ -44,6 +44,14 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                               std::optional<float> scale = std::nullopt,
                               std::source_location l = std::source_location::current());
 
+// decode_attention with the heads merged: [B, Hq * D], the layout an output projection reads
+// (what merge_heads of decode_attention's result gives, without that copy's launch).
+template <Element T>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                                     const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                                     std::optional<float> scale = std::nullopt,
+                                     std::source_location l = std::source_location::current());
+
 // The same over a paged cache: k_pages and v_pages [P, page_size, Hkv, D] hold pages of
 // page_size positions (16, 32, 64, 128 or 256), and position p of sequence b is row
 // p % page_size of page block_table[b, p / page_size] (block_table [B, pages per sequence], i32;
