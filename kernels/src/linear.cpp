@@ -66,9 +66,6 @@ tune::Options tuning() {
 // Candidates: one row of w a block (the most blocks: a 1024-output layer still fills the GPU)
 // up to 8 rows of 256 (fewer, longer-lived blocks for the 152k-row LM head); the planner gives
 // a [1, 1024] tile one warp (32 values a thread), so 512-element chunks halve the registers.
-// The bytes in flight are N x Chunk elements whatever Rows is, so the 1024-output layers (K =
-// 2048, 3072) also get whole rows in one chunk (2048, 4096: no loop, 2-4 warps a row), and
-// 4 rows of 1024 give K = 1024 layers 4 warps a block.
 // The first is what the CPU backend runs.
 #define TESSERA_LINEAR_TUNER(kernel)                                                               \
   template <Element T>                                                                             \
@@ -77,10 +74,7 @@ tune::Options tuning() {
                                                tune::config("1x1024", kernel<T, 1, 1024>, {1, 1}), \
                                                tune::config("1x512", kernel<T, 1, 512>, {1, 1}),   \
                                                tune::config("2x512", kernel<T, 2, 512>, {1, 2}),   \
-                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}),   \
-                                               tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}), \
-                                               tune::config("1x2048", kernel<T, 1, 2048>, {1, 1}), \
-                                               tune::config("1x4096", kernel<T, 1, 4096>, {1, 1})) \
+                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}))   \
                                   .with_options(tuning());                                         \
     return tuner;                                                                                  \
   }
