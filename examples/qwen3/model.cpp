@@ -231,16 +231,16 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   };
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
-    const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
     Tensor<T, 3> q, k, v;
-    if (step) {  // one launch for q, k and v; one for their split, QK-norm and RoPE
-      tk::SplitQKV<T> heads =
-          tk::qkv_norm_rope(tk::linear(x, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm, L.k_norm,
-                            c_.eps, positions, rope_, tk::RopeStyle::half_split);
+    if (step) {  // one launch for the input norm, q, k and v; one for the split, QK-norm, RoPE
+      tk::SplitQKV<T> heads = tk::qkv_norm_rope(
+          tk::linear_rms_norm(h, L.input_norm, c_.eps, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm,
+          L.k_norm, c_.eps, positions, rope_, tk::RopeStyle::half_split);
       q = std::move(heads.q);
       k = std::move(heads.k);
       v = std::move(heads.v);
     } else {
+      const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
       tk::RotatedQK<T> qk = tk::rope_qk(
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps),
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps), positions,

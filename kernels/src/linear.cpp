@@ -35,6 +35,31 @@ TESSERA_KERNEL(linear_rows, Out<T, 2> y, In<T, 2> x, In<T, 2> w) {
   y.store(rows_dot<Rows, Chunk>(x, w).template cast<T>());
 };
 
+// rms_norm(x) @ w^T: each block first sums x row m's squares (K elements, a few chunks, cached
+// in L2 after the first block) for its rms, then runs rows_dot's loop on the normalized row,
+// rounded to T as rms_norm's output is (so it equals rms_norm then linear), saving a launch.
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
+               Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  Tile<float> squares = Tile<float>::zeros({1, Chunk});
+  for_range(0, chunks, [&](Index k) {
+    const Tile<float> xk = load(x, {m, k}, {1, Chunk}).template cast<float>();
+    squares = fma(xk, xk, squares);
+  });
+  const Tile<float> inv_rms = rsqrt(sum(squares, 1) * inv_k + eps);  // [1, 1]
+  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  for_range(0, chunks, [&](Index k) {
+    const Tile<float> xn = (load(x, {m, k}, {1, Chunk}).template cast<float>() * inv_rms *
+                            load(norm_w, {k}, {Chunk}).template cast<float>().reshape({1, Chunk}))
+                               .template cast<T>()
+                               .template cast<float>();
+    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(), xn, acc);
+  });
+  y.store(sum(acc, 1).reshape({1, Rows}).template cast<T>());
+};
+
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
   y.store((rows_dot<Rows, Chunk>(x, w) + load_like(residual, y).template cast<float>())
@@ -80,6 +105,7 @@ tune::Options tuning() {
   }
 TESSERA_LINEAR_TUNER(linear_rows)
 TESSERA_LINEAR_TUNER(linear_rows_residual)
+TESSERA_LINEAR_TUNER(linear_rows_rms)
 TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 #undef TESSERA_LINEAR_TUNER
 
@@ -114,6 +140,23 @@ Tensor<T, 2> linear(const Tensor<T, 2>& x, const Tensor<T, 2>& w,
 }
 
 template <Element T>
+Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight, float eps,
+                             const Tensor<T, 2>& w, std::source_location l) {
+  check_weight("linear_rms_norm", x, "w", w, l);
+  detail::require_shape("linear_rms_norm", "norm_weight", norm_weight.shape(), {x.dim(1)}, l);
+  detail::require_same_device("linear_rms_norm", "norm_weight", norm_weight.device(), x.device(),
+                              l);
+  const int64_t m = x.dim(0), n = w.dim(0);
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  auto [y1, x1, nw1, w1, e1, k1] =
+      linear_rows_rms_tuned<T>()(std::move(y), x, norm_weight, w, eps,
+                                 static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
+          .sync();
+  return std::move(y1).unpartition();
+}
+
+template <Element T>
 Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
                            const Tensor<T, 2>& w_up, std::source_location l) {
   check_weight("linear_swiglu", x, "w_gate", w_gate, l);
@@ -129,6 +172,8 @@ Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
 #define TESSERA_LINEAR(T)                                                                 \
   template Tensor<T, 2> linear(const Tensor<T, 2>&, const Tensor<T, 2>&,                  \
                                const std::optional<Tensor<T, 2>>&, std::source_location); \
+  template Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>&, const Tensor<T, 1>&, float,  \
+                                        const Tensor<T, 2>&, std::source_location);       \
   template Tensor<T, 2> linear_swiglu(const Tensor<T, 2>&, const Tensor<T, 2>&,           \
                                       const Tensor<T, 2>&, std::source_location);
 TESSERA_LINEAR(float)
