@@ -143,7 +143,9 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_o
   const int64_t dim = acc_out.shape()[3];
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_cache.dim(2)).template cast<int32_t>();
-  const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
+  // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
+  // kernel an error report, which a captured graph copies out in a node of its own.
+  const Index len = load(lengths, {b}, {1}).reshape({});
   chunk_softmax_rows<BN, kCacheChunk>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
