@@ -226,9 +226,6 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   // A decode step (one token) streams each weight once through kernels::linear ([out, in]
   // weights); a prompt's rows share each weight tile through the gemm ([in, out]).
   const bool step = lengths != nullptr;
-  auto proj = [&](const Tensor<T, 2>& x, const Tensor<T, 2>& w, const Tensor<T, 2>& rows) {
-    return step ? tk::linear(x, rows) : tk::gemm(x, w);
-  };
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
     Tensor<T, 3> q, k, v;
@@ -254,20 +251,22 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
     const Tensor<T, 2> attn = step
                                   ? tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths)
                                   : tk::merge_heads(tk::flash_attention(q, k, v, {.causal = true}));
-    // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.
-    const tk::NormedResidual<T, 2> post =
-        tk::add_rms_norm(proj(attn, L.o, L.o_rows), h, L.post_norm, c_.eps);
-    if (step) {
-      h = tk::linear(tk::linear_swiglu(post.normed, L.gate_rows, L.up_rows), L.down_rows, post.sum);
+    if (step) {  // o projection + residual; norm + gate/up; down + residual: three launches
+      const Tensor<T, 2> sum = tk::linear(attn, L.o_rows, h);
+      h = tk::linear(tk::linear_swiglu_rms_norm(sum, L.post_norm, c_.eps, L.gate_rows, L.up_rows),
+                     L.down_rows, sum);
     } else {
+      // h + attention output, and its norm, in one pass; then the MLP with its residual fused.
+      const tk::NormedResidual<T, 2> post =
+          tk::add_rms_norm(tk::gemm(attn, L.o), h, L.post_norm, c_.eps);
       tk::Epilogue<T> add_residual;
       add_residual.residual = post.sum;
       h = tk::gemm(tk::gemm_swiglu(post.normed, L.gate, L.up), L.down, add_residual);
     }
   }
   // The tied LM head: the embedding table [vocab, hidden] is already in linear()'s layout.
-  const Tensor<T, 2> last = tk::rms_norm(h, final_norm_, c_.eps);
-  return step ? tk::linear(last, embed_) : tk::gemm(last, lm_head_);
+  return step ? tk::linear_rms_norm(h, final_norm_, c_.eps, embed_)
+              : tk::gemm(tk::rms_norm(h, final_norm_, c_.eps), lm_head_);
 }
 
 template HostWeights HostWeights::random<float>(const Config&, uint64_t);

@@ -59,7 +59,8 @@ TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
                      "silu(x w_gate^T) * (x w_up^T)");
 }
 
-// x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T.
+// x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T, and the
+// SwiGLU pair on the same normalized rows.
 TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
   using T = TypeParam;
   TESSERA_REQUIRE_TEST_DEVICE();
@@ -68,6 +69,7 @@ TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
   const auto x = random_values<T>(M * K, -1, 1, 21);
   const auto nw = random_values<T>(K, 0.5, 1.5, 22);
   const auto w = random_values<T>(N * K, -1, 1, 23);
+  const auto u = random_values<T>(N * K, -1, 1, 24);
   std::vector<double> normed = widen(x);
   const std::vector<double> nwd = widen(nw);
   for (int64_t i = 0; i < M; ++i) {
@@ -79,10 +81,16 @@ TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
       normed[i * K + p] = static_cast<double>(static_cast<float>(T(static_cast<float>(v))));
     }
   }
-  const Tensor<T, 2> y = kernels::linear_rms_norm(from_host(x, {M, K}, d), from_host(nw, d), eps,
-                                                  from_host(w, {N, K}, d));
+  const auto tx = from_host(x, {M, K}, d), tnw = from_host(nw, d), tw = from_host(w, {N, K}, d);
+  const Tensor<T, 2> y = kernels::linear_rms_norm(tx, tnw, eps, tw);
   EXPECT_EQ(y.shape(), (Shape{M, N}));
-  expect_linear_near(y, matmul_nt(normed, widen(w), M, N, K), "rms_norm(x) w^T");
+  const std::vector<double> xw = matmul_nt(normed, widen(w), M, N, K);
+  expect_linear_near(y, xw, "rms_norm(x) w^T");
+  const std::vector<double> xu = matmul_nt(normed, widen(u), M, N, K);
+  std::vector<double> want(xw.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = xw[i] / (1 + std::exp(-xw[i])) * xu[i];
+  expect_linear_near(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, K}, d)),
+                     want, "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T)");
 }
 
 TEST(LinearArguments, AWeightInTheOtherLayoutIsRefusedWithBothShapes) {
