@@ -26,14 +26,15 @@ using namespace tessera::tile;
 // reduction across rows (only the dot products along D, within a row's threads); the rows are
 // combined once, after the loop. BN = 2 makes a [2, D] tile one warp's at D = 128 (8 values a
 // thread): ptxas (sm_90a, bf16, D = 128) spills 16 bytes, against 264 at BN = 4 and ~560 for
-// the earlier [16, 128] tiles with a cross-row reduction every tile. A loop step loads kUnroll
-// tiles before it uses any (more bytes in flight per warp). Measured on the H200 (ncu, Qwen3-0.6B
-// shapes, ~545 positions): 64-position [16, 128]-tile chunks 36 us, 32-position [2, 128] chunks
-// one tile a step 28.8 us (+ a 20 us combine of 4 chunks a step).
+// the earlier [16, 128] tiles with a cross-row reduction every tile. Measured on the H200 (ncu of
+// one graph replay, Qwen3-0.6B shapes, ~545 positions, per layer): [16, 128] tiles in 64-position
+// chunks 36 us + a one-chunk-a-step combine 14 us; [2, 128] tiles in 32-position chunks 28.8 us
+// + 20.5 us (combine of 4 chunks a step); 64-position chunks with two tiles loaded per step
+// (kUnroll = 2: 124 bytes of spills) 56.5 us + 14.4 us, so kUnroll stays 1.
 constexpr int BN = 2;
-constexpr int kCacheChunk = 64;
+constexpr int kCacheChunk = 32;
 // Key tiles a loop step loads before it uses any.
-constexpr int kUnroll = 2;
+constexpr int kUnroll = 1;
 // Chunks a combine step reads at once.
 constexpr int kCombine = 4;
 // A paged cache: chunks of kDecodeChunk positions, in tiles of one page.

@@ -81,7 +81,8 @@ TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
       normed[i * K + p] = static_cast<double>(static_cast<float>(T(static_cast<float>(v))));
     }
   }
-  const auto tx = from_host(x, {M, K}, d), tnw = from_host(nw, d), tw = from_host(w, {N, K}, d);
+  const auto tx = from_host(x, {M, K}, d), tw = from_host(w, {N, K}, d);
+  const auto tnw = from_host(nw, d);
   const Tensor<T, 2> y = kernels::linear_rms_norm(tx, tnw, eps, tw);
   EXPECT_EQ(y.shape(), (Shape{M, N}));
   const std::vector<double> xw = matmul_nt(normed, widen(w), M, N, K);

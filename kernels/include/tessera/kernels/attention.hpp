@@ -34,7 +34,7 @@ Tensor<T, R> flash_attention(const Tensor<T, R>& q, const Tensor<T, R>& k, const
 
 // One query token per sequence: q [B, Hq, D] against the first lengths[b] positions of sequence
 // b's cache, k_cache and v_cache [B, S, Hkv, D] (lengths in [1, S]). The positions are split into
-// chunks (64 positions for a contiguous cache, kDecodeChunk for a paged one), one tile block per
+// chunks (32 positions for a contiguous cache, kDecodeChunk for a paged one), one tile block per
 // (sequence, head, chunk), so a long context is spread over many blocks; a second kernel combines
 // the chunks' partial softmaxes. Returns [B, Hq, D].
 inline constexpr int64_t kDecodeChunk = 256;
