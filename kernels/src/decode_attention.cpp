@@ -11,6 +11,7 @@
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "host.hpp"
@@ -179,10 +180,15 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
 // o is [B, Hq, D] (tiles [1, 1, D]) or [B, Hq * D] (tiles [1, D]): either way tile (b, h).
 template <Element T, int R>
 TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
-               In<float, 4> l_in) {
+               In<float, 4> l_in, In<int32_t, 1> lengths, Scalar<int32_t> chunk_positions) {
   const int64_t dim = o.shape()[R - 1];
   const Index b = tile_index(0), h = tile_index(1);
-  const Index steps = ((acc_in.dim(2) + (kCombine - 1)) / kCombine).template cast<int32_t>();
+  // Only the chunks that hold a visible position: a cache far longer than the context costs the
+  // combine nothing (the others hold m = -inf). Padded: b < B, checked on the host.
+  const Index len = load(lengths, {b}, {1}).reshape({});
+  const Index chunks = minimum((len + chunk_positions - 1) / chunk_positions,
+                               acc_in.dim(2).template cast<int32_t>());
+  const Index steps = (chunks + (kCombine - 1)) / kCombine;
   Tile<float> big_m = Tile<float>::full({1, 1}, -INFINITY);
   Tile<float> num = Tile<float>::zeros({1, dim});
   Tile<float> den = Tile<float>::zeros({1, 1});
@@ -260,24 +266,28 @@ struct Partials {
 
 // The output [B, Hq, D], or [B, Hq * D] when merged.
 template <Element T>
-Tensor<T, 3> combine(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> m,
-                     Partition<float, 4> ls, SourceLoc l) {
-  auto [o, acc1, m1, l1] =
+Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
+                     Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
+                     SourceLoc l) {
+  auto [o, acc1, m1, l1, len1, c1] =
       decode_attention_combine<T, 3>(
           detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
-          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition())
+          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+          lengths, chunk)
           .sync();
   return std::move(o).unpartition();
 }
 
 template <Element T>
-Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> m,
-                            Partition<float, 4> ls, SourceLoc l) {
-  auto [o, acc1, m1, l1] =
+Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
+                            Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
+                            SourceLoc l) {
+  auto [o, acc1, m1, l1, len1, c1] =
       decode_attention_combine<T, 2>(
           detail::new_tensor<T, 2>({q.dim(0), q.dim(1) * q.dim(2)}, q.device(), l)
               .partition({1, q.dim(2)}),
-          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition())
+          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+          lengths, chunk)
           .sync();
   return std::move(o).unpartition();
 }
@@ -295,7 +305,7 @@ auto run_contiguous(const char* fn, const Tensor<T, 3>& q, const Tensor<T, 4>& k
       decode_attention_chunks<T>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
                                  v_cache, lengths, default_scale(scale, q.dim(2)))
           .sync();
-  return finish(q, std::move(acc), std::move(m), std::move(ls), l);
+  return finish(q, lengths, kCacheChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 template <Element T, int Page>
@@ -308,7 +318,7 @@ Tensor<T, 3> run_paged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_pages,
       paged_decode_attention_chunks<T, Page>(std::move(p.acc), std::move(p.m), std::move(p.l), q,
                                              k_pages, v_pages, block_table, lengths, scale)
           .sync();
-  return combine(q, std::move(acc), std::move(m), std::move(ls), l);
+  return combine(q, lengths, kChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 }  // namespace
@@ -318,15 +328,16 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                               const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                               std::optional<float> scale, std::source_location l) {
   return run_contiguous("decode_attention", q, k_cache, v_cache, lengths, scale, l,
-                        [](auto&&... a) { return combine<T>(std::move(a)...); });
+                        [](auto&&... a) { return combine<T>(std::forward<decltype(a)>(a)...); });
 }
 
 template <Element T>
 Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
                                      const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                                      std::optional<float> scale, std::source_location l) {
-  return run_contiguous("decode_attention_merged", q, k_cache, v_cache, lengths, scale, l,
-                        [](auto&&... a) { return combine_merged<T>(std::move(a)...); });
+  return run_contiguous(
+      "decode_attention_merged", q, k_cache, v_cache, lengths, scale, l,
+      [](auto&&... a) { return combine_merged<T>(std::forward<decltype(a)>(a)...); });
 }
 
 template <Element T>
