@@ -76,8 +76,8 @@ Tile<float> head_norm(const Tile<float>& x, const In<T, 1>& w, const Tile<float>
 // One block per (token t, key/value head g): query heads [g G, (g + 1) G) (G = Hq / Hkv), key
 // head g and value head g of the stacked row, so a decode step's token is Hkv blocks, not one
 // block walking every head (13 us on the H200 by ncu, ~1 KB of spills; now ~170 B at G = 2,
-// D = 128, bf16). kv_first and v_first: the first
-// key and value head's index in the row, in heads.
+// D = 128, bf16). kv_first and v_first: the first key and value head's index in the row, in
+// heads.
 template <Element T, bool Interleaved>
 TESSERA_KERNEL(qkv_norm_rope_groups, Out<T, 3> qy, Out<T, 3> ky, Out<T, 3> vy, In<T, 2> qkv,
                In<T, 1> q_norm, In<T, 1> k_norm, Scalar<float> eps, In<int32_t, 1> positions,
