@@ -226,21 +226,18 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   // A decode step (one token) streams each weight once through kernels::linear ([out, in]
   // weights); a prompt's rows share each weight tile through the gemm ([in, out]).
   const bool step = lengths != nullptr;
-  auto proj = [&](const Tensor<T, 2>& x, const Tensor<T, 2>& w, const Tensor<T, 2>& rows) {
-    return step ? tk::linear(x, rows) : tk::gemm(x, w);
-  };
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
-    const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
     Tensor<T, 3> q, k, v;
-    if (step) {  // one launch for q, k and v; one for their split, QK-norm and RoPE
-      tk::SplitQKV<T> heads =
-          tk::qkv_norm_rope(tk::linear(x, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm, L.k_norm,
-                            c_.eps, positions, rope_, tk::RopeStyle::half_split);
+    if (step) {  // one launch for the input norm, q, k and v; one for the split, QK-norm, RoPE
+      tk::SplitQKV<T> heads = tk::qkv_norm_rope(
+          tk::linear_rms_norm(h, L.input_norm, c_.eps, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm,
+          L.k_norm, c_.eps, positions, rope_, tk::RopeStyle::half_split);
       q = std::move(heads.q);
       k = std::move(heads.k);
       v = std::move(heads.v);
     } else {
+      const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
       tk::RotatedQK<T> qk = tk::rope_qk(
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps),
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps), positions,
@@ -250,22 +247,26 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
       v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
     }
     tk::kv_cache_append(L.k_cache, L.v_cache, k, v, start);
-    const Tensor<T, 3> attn = step ? tk::decode_attention(q, L.k_cache, L.v_cache, *lengths)
-                                   : tk::flash_attention(q, k, v, {.causal = true});
-    // h + attention output, and its norm, in one pass; then the MLP with its residual add fused.
-    const tk::NormedResidual<T, 2> post =
-        tk::add_rms_norm(proj(tk::merge_heads(attn), L.o, L.o_rows), h, L.post_norm, c_.eps);
-    if (step) {
-      h = tk::linear(tk::linear_swiglu(post.normed, L.gate_rows, L.up_rows), L.down_rows, post.sum);
+    // A step's attention writes its heads merged, the layout the o projection reads.
+    const Tensor<T, 2> attn = step
+                                  ? tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths)
+                                  : tk::merge_heads(tk::flash_attention(q, k, v, {.causal = true}));
+    if (step) {  // o projection + residual; norm + gate/up; down + residual: three launches
+      const Tensor<T, 2> sum = tk::linear(attn, L.o_rows, h);
+      h = tk::linear(tk::linear_swiglu_rms_norm(sum, L.post_norm, c_.eps, L.gate_rows, L.up_rows),
+                     L.down_rows, sum);
     } else {
+      // h + attention output, and its norm, in one pass; then the MLP with its residual fused.
+      const tk::NormedResidual<T, 2> post =
+          tk::add_rms_norm(tk::gemm(attn, L.o), h, L.post_norm, c_.eps);
       tk::Epilogue<T> add_residual;
       add_residual.residual = post.sum;
       h = tk::gemm(tk::gemm_swiglu(post.normed, L.gate, L.up), L.down, add_residual);
     }
   }
   // The tied LM head: the embedding table [vocab, hidden] is already in linear()'s layout.
-  const Tensor<T, 2> last = tk::rms_norm(h, final_norm_, c_.eps);
-  return step ? tk::linear(last, embed_) : tk::gemm(last, lm_head_);
+  return step ? tk::linear_rms_norm(h, final_norm_, c_.eps, embed_)
+              : tk::gemm(tk::rms_norm(h, final_norm_, c_.eps), lm_head_);
 }
 
 template HostWeights HostWeights::random<float>(const Config&, uint64_t);

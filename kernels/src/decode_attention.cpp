@@ -1,16 +1,18 @@
 // Decode attention: one query token per sequence against its KV cache, in two launches.
 //
-// 1. One tile block per (sequence, query head, chunk of kDecodeChunk cache positions) runs the
-//    online softmax over its chunk's key tiles and stores its partial result: the unnormalized
-//    output acc [D] and the pair (m, l), its max score and its sum of exp(score - m). A chunk past
-//    the sequence's length runs no iteration and stores m = -inf, l = 0, acc = 0.
-// 2. One block per (sequence, head) combines the chunks: out = sum_c e^(m_c - M) acc_c /
-//    sum_c e^(m_c - M) l_c, with M the largest m_c (an empty chunk weighs e^-inf = 0).
+// 1. One tile block per (sequence, query head, chunk of cache positions) runs the online softmax
+//    over its chunk's key tiles and stores its partial result: the unnormalized output acc [D]
+//    and m, its max score, and l, its sum of exp(score - m). A chunk past the sequence's length
+//    runs no iteration and stores m = -inf, l = 0, acc = 0.
+// 2. One block per (sequence, head) combines the chunks, kCombine at a time: out = sum_c
+//    e^(m_c - M) acc_c / sum_c e^(m_c - M) l_c, with M the largest m_c (an empty chunk weighs 0).
 //
 // A single query row makes the scores a matrix-vector product, so they are elementwise products
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "host.hpp"
 #include "tessera/kernels/attention.hpp"
@@ -20,21 +22,25 @@ namespace {
 
 using namespace tessera::tile;
 
-// A contiguous cache: chunks of kCacheChunk positions in key tiles of BN. Small, so that a short
-// context still spreads over many blocks (chunks x heads) and a [BN, D] f32 key tile and value
-// tile fit a block's registers (64-position tiles of D = 128 spilled).
-constexpr int BN = 16;
-constexpr int kCacheChunk = 64;
+// A contiguous cache: chunks of kCacheChunk positions in key tiles of BN rows. Each of a tile's
+// BN rows keeps its own running softmax (m, l, acc) across the chunk's tiles, so the loop has no
+// reduction across rows (only the dot products along D, within a row's threads); the rows are
+// combined once, after the loop. BN = 2 makes a [2, D] tile one warp's at D = 128 (8 values a
+// thread): ptxas (sm_90a, bf16, D = 128) spills 16 bytes, against 264 at BN = 4 and ~560 for
+// the earlier [16, 128] tiles with a cross-row reduction every tile. Measured on the H200 (ncu of
+// one graph replay, Qwen3-0.6B shapes, ~545 positions, per layer): [16, 128] tiles in 64-position
+// chunks 36 us + a one-chunk-a-step combine 14 us; [2, 128] tiles in 32-position chunks 28.8 us
+// + 20.5 us (combine of 4 chunks a step); 64-position chunks with two tiles loaded per step
+// (kUnroll = 2: 124 bytes of spills) 56.5 us + 14.4 us, so kUnroll stays 1.
+constexpr int BN = 2;
+constexpr int kCacheChunk = 32;
+// Key tiles a loop step loads before it uses any.
+constexpr int kUnroll = 1;
+// Chunks a combine step reads at once.
+constexpr int kCombine = 4;
 // A paged cache: chunks of kDecodeChunk positions, in tiles of one page.
 constexpr int kChunk = static_cast<int>(kDecodeChunk);
 static_assert(kCacheChunk % BN == 0, "a chunk is a whole number of key tiles");
-
-// (m, l) as the [1, 1, 1, 2] tile stored for a chunk (the combine kernel takes it apart again
-// with masked sums: the DSL has no slicing of tiles).
-Tile<float> pack(const Tile<float>& m, const Tile<float>& l) {
-  const Tile<bool> first = iota<int32_t>({1, 1, 1, 2}, 3) == 0;
-  return select(first, m.reshape({1, 1, 1, 1}), l.reshape({1, 1, 1, 1}));
-}
 
 // The query row of this block's (sequence b, head h), [1, D] in f32.
 template <Element T>
@@ -42,12 +48,65 @@ Tile<float> query_row(const In<T, 3>& q, const Index& b, const Index& h, int64_t
   return load(q, {b, h, 0}, {1, 1, dim}).template cast<float>().reshape({1, dim});
 }
 
+struct KeyValueTiles {
+  Tile<float> k, v;
+};
+
+// m [1, 1] and l [1, 1] of a chunk as the [1, 1, 1, 1] tiles stored for it.
+void store_ml(const Out<float, 4>& m_out, const Out<float, 4>& l_out, const Tile<float>& m,
+              const Tile<float>& l) {
+  m_out.store(m.reshape({1, 1, 1, 1}));
+  l_out.store(l.reshape({1, 1, 1, 1}));
+}
+
 // The online softmax of this block's chunk of cache positions, in key tiles of Rows positions:
-// keys(j) gives tile j's keys and values as [Rows, D] f32 tiles. Stores the chunk's unnormalized
-// output and its (m, l).
+// keys(j) gives tile j's keys and values as [Rows, D] f32 tiles. Row r of the tiles keeps its own
+// (m, l, acc) over positions r, r + Rows, ... of the chunk (no cross-row step in the loop); the
+// rows are combined after it. Stores the chunk's unnormalized output and its (m, l).
 template <int Rows, int Chunk, class KeyTiles>
-void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& ml_out, const Tile<float>& qt,
-                   const Index& len, const Tile<float>& scale, KeyTiles&& keys) {
+void chunk_softmax_rows(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
+                        const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,
+                        const Tile<float>& scale, KeyTiles&& keys) {
+  static_assert(Chunk % (Rows * kUnroll) == 0, "a chunk is a whole number of loop steps");
+  const int64_t dim = acc_out.shape()[3];
+  const Index chunk = tile_index(2);
+  const Index first_step = chunk * (Chunk / (Rows * kUnroll));
+  const Index end_step =
+      (minimum(len, (chunk + 1) * Chunk) + (Rows * kUnroll - 1)) / (Rows * kUnroll);
+  Tile<float> m = Tile<float>::full({Rows, 1}, -INFINITY);
+  Tile<float> l = Tile<float>::zeros({Rows, 1});
+  Tile<float> acc = Tile<float>::zeros({Rows, dim});
+  for_range(first_step, end_step, [&](Index step) {
+    // Every tile's loads first, so they are in flight together (a barrier of the updates would
+    // keep a later load from being moved above it).
+    std::vector<KeyValueTiles> tiles;
+    for (int u = 0; u < kUnroll; ++u) tiles.push_back(keys(step * kUnroll + u));
+    for (int u = 0; u < kUnroll; ++u) {
+      const Index key = iota<int32_t>({Rows, 1}, 0) + (step * kUnroll + u) * Rows;
+      const Tile<float> s =
+          select(key < len, sum(tiles[u].k * qt, 1) * scale, -INFINITY);  // [Rows, 1]
+      const Tile<float> m_new = maximum(m, s);
+      // A row that has seen no visible key keeps m = -inf: subtract 0 so exp() gives 0, not NaN.
+      const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+      const Tile<float> alpha = exp(m - shift);
+      const Tile<float> p = exp(s - shift);
+      l = l * alpha + p;
+      acc = acc * alpha + p * tiles[u].v;
+      m = m_new;
+    }
+  });
+  const Tile<float> big_m = max(m, 0);  // [1, 1]
+  const Tile<float> weight = exp(m - select(big_m != -INFINITY, big_m, 0.0f));
+  acc_out.store(sum(acc * weight, 0).reshape({1, 1, 1, dim}));
+  store_ml(m_out, l_out, big_m, sum(l * weight, 0));
+}
+
+// The same with one (m, l, acc) for the whole tile, reduced across its rows every tile: for pages
+// of up to 256 positions, whose per-row state would not fit the registers.
+template <int Rows, int Chunk, class KeyTiles>
+void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
+                   const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,
+                   const Tile<float>& scale, KeyTiles&& keys) {
   static_assert(Chunk % Rows == 0, "a chunk is a whole number of key tiles");
   const int64_t dim = acc_out.shape()[3];
   const Index chunk = tile_index(2);
@@ -61,7 +120,6 @@ void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& ml_out, co
     const Index key = iota<int32_t>({Rows, 1}, 0) + j * Rows;
     const Tile<float> s = select(key < len, sum(kt * qt, 1) * scale, -INFINITY);  // [Rows, 1]
     const Tile<float> m_new = maximum(m, max(s, 0));
-    // A chunk that has seen no visible key keeps m = -inf: subtract 0 so exp() gives 0, not NaN.
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(m - shift);
     const Tile<float> p = exp(s - shift);
@@ -70,12 +128,8 @@ void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& ml_out, co
     m = m_new;
   });
   acc_out.store(acc.reshape({1, 1, 1, dim}));
-  ml_out.store(pack(m, l));
+  store_ml(m_out, l_out, m, l);
 }
-
-struct KeyValueTiles {
-  Tile<float> k, v;
-};
 
 // Rows positions of one head from x [N, S, H, D] at (n, tile j of Rows, head h), [Rows, D] in f32.
 template <Element T>
@@ -85,14 +139,17 @@ Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, con
 }
 
 template <Element T>
-TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_out, In<T, 3> q,
-               In<T, 4> k_cache, In<T, 4> v_cache, In<int32_t, 1> lengths, Scalar<float> scale) {
+TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
+               Out<float, 4> l_out, In<T, 3> q, In<T, 4> k_cache, In<T, 4> v_cache,
+               In<int32_t, 1> lengths, Scalar<float> scale) {
   const int64_t dim = acc_out.shape()[3];
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_cache.dim(2)).template cast<int32_t>();
-  const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
-  chunk_softmax<BN, kCacheChunk>(
-      acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+  // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
+  // kernel an error report, which a captured graph copies out in a node of its own.
+  const Index len = load(lengths, {b}, {1}).reshape({});
+  chunk_softmax_rows<BN, kCacheChunk>(
+      acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
                              position_rows(v_cache, b, j, kv_head, BN, dim)};
       });
@@ -101,15 +158,15 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_
 // The same over a paged cache: key tile j of sequence b is page block_table[b, j], read whole
 // (a gather, like the embedding lookup). Unpadded, so a page id outside the pool is a BoundsError.
 template <Element T, int Page>
-TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> ml_out,
-               In<T, 3> q, In<T, 4> k_pages, In<T, 4> v_pages, In<int32_t, 2> block_table,
-               In<int32_t, 1> lengths, Scalar<float> scale) {
+TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
+               Out<float, 4> l_out, In<T, 3> q, In<T, 4> k_pages, In<T, 4> v_pages,
+               In<int32_t, 2> block_table, In<int32_t, 1> lengths, Scalar<float> scale) {
   const int64_t dim = acc_out.shape()[3];
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_pages.dim(2)).template cast<int32_t>();
   const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
   chunk_softmax<Page, kChunk>(
-      acc_out, ml_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
+      acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
         const Index first_row = Index::zeros({});
         return KeyValueTiles{
@@ -118,27 +175,39 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
       });
 };
 
-template <Element T>
-TESSERA_KERNEL(decode_attention_combine, Out<T, 3> o, In<float, 4> acc_in, In<float, 4> ml_in) {
-  const int64_t dim = o.shape()[2];
+// kCombine chunks a step: their (m, l) as [kCombine, 1] columns (chunks past the end weigh
+// e^-inf = 0) and their acc as a [kCombine, D] tile, folded into the running (M, num, den).
+// o is [B, Hq, D] (tiles [1, 1, D]) or [B, Hq * D] (tiles [1, D]): either way tile (b, h).
+template <Element T, int R>
+TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
+               In<float, 4> l_in, In<int32_t, 1> lengths, Scalar<int32_t> chunk_positions) {
+  const int64_t dim = o.shape()[R - 1];
   const Index b = tile_index(0), h = tile_index(1);
-  const Index chunks = acc_in.dim(2).template cast<int32_t>();
-  const Tile<bool> first = iota<int32_t>({1, 1, 1, 2}, 3) == 0;
-  Tile<float> big_m = Tile<float>::full({}, -INFINITY);
-  Tile<float> num = Tile<float>::zeros({1, 1, 1, dim});
-  Tile<float> den = Tile<float>::zeros({});
-  for_range(0, chunks, [&](Index c) {
-    const Tile<float> ml = load(ml_in, {b, h, c, 0}, {1, 1, 1, 2});
-    const Tile<float> m = sum(select(first, ml, 0.0f), 3).reshape({});
-    const Tile<float> l = sum(select(!first, ml, 0.0f), 3).reshape({});
-    const Tile<float> m_new = maximum(big_m, m);
+  // Only the chunks that hold a visible position: a cache far longer than the context costs the
+  // combine nothing (the others hold m = -inf). Padded: b < B, checked on the host.
+  const Index len = load(lengths, {b}, {1}).reshape({});
+  const Index chunks = minimum((len + chunk_positions - 1) / chunk_positions,
+                               acc_in.dim(2).template cast<int32_t>());
+  const Index steps = (chunks + (kCombine - 1)) / kCombine;
+  Tile<float> big_m = Tile<float>::full({1, 1}, -INFINITY);
+  Tile<float> num = Tile<float>::zeros({1, dim});
+  Tile<float> den = Tile<float>::zeros({1, 1});
+  for_range(0, steps, [&](Index c) {
+    const Tile<float> m =
+        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({kCombine, 1});
+    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({kCombine, 1});
+    const Tile<float> acc =
+        load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
+    const Tile<float> m_new = maximum(big_m, max(m, 0));
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(big_m - shift), weight = exp(m - shift);
-    num = num * alpha + load(acc_in, {b, h, c, 0}, {1, 1, 1, dim}) * weight;
-    den = den * alpha + l * weight;
+    num = num * alpha + sum(acc * weight, 0);
+    den = den * alpha + sum(l * weight, 0);
     big_m = m_new;
   });
-  o.store((num / den).template cast<T>().reshape({1, 1, dim}));
+  Shape tile(R, 1);
+  tile.back() = dim;
+  o.store((num / den).template cast<T>().reshape(tile));
 };
 
 // Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions each).
@@ -182,25 +251,61 @@ float default_scale(std::optional<float> scale, int64_t dim) {
 }
 
 // The partial results of `chunks` chunks per (sequence, head): acc [B, Hq, chunks, D] and
-// (m, l) [B, Hq, chunks, 2], one tile block per chunk.
+// m and l [B, Hq, chunks, 1], one tile block per chunk.
 struct Partials {
-  Partition<float, 4> acc, ml;
-  Partials(int64_t batch, int64_t heads, int64_t chunks, int64_t dim, Device device, SourceLoc l)
-      : acc(detail::new_tensor<float, 4>({batch, heads, chunks, dim}, device, l)
+  Partition<float, 4> acc;
+  Partition<float, 4> m, l;
+  Partials(int64_t batch, int64_t heads, int64_t chunks, int64_t dim, Device device, SourceLoc loc)
+      : acc(detail::new_tensor<float, 4>({batch, heads, chunks, dim}, device, loc)
                 .partition({1, 1, 1, dim})),
-        ml(detail::new_tensor<float, 4>({batch, heads, chunks, 2}, device, l)
-               .partition({1, 1, 1, 2})) {}
+        m(detail::new_tensor<float, 4>({batch, heads, chunks, 1}, device, loc)
+              .partition({1, 1, 1, 1})),
+        l(detail::new_tensor<float, 4>({batch, heads, chunks, 1}, device, loc)
+              .partition({1, 1, 1, 1})) {}
 };
 
+// The output [B, Hq, D], or [B, Hq * D] when merged.
 template <Element T>
-Tensor<T, 3> combine(const Tensor<T, 3>& q, Partition<float, 4> acc, Partition<float, 4> ml,
+Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
+                     Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                      SourceLoc l) {
-  auto [o, acc1, ml1] =
-      decode_attention_combine<T>(
+  auto [o, acc1, m1, l1, len1, c1] =
+      decode_attention_combine<T, 3>(
           detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
-          std::move(acc).unpartition(), std::move(ml).unpartition())
+          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+          lengths, chunk)
           .sync();
   return std::move(o).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
+                            Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
+                            SourceLoc l) {
+  auto [o, acc1, m1, l1, len1, c1] =
+      decode_attention_combine<T, 2>(
+          detail::new_tensor<T, 2>({q.dim(0), q.dim(1) * q.dim(2)}, q.device(), l)
+              .partition({1, q.dim(2)}),
+          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+          lengths, chunk)
+          .sync();
+  return std::move(o).unpartition();
+}
+
+// The chunks of a contiguous cache, handed to finish (combine or combine_merged).
+template <Element T, class Finish>
+auto run_contiguous(const char* fn, const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                    const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                    std::optional<float> scale, SourceLoc l, Finish&& finish) {
+  check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
+  check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
+  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
+  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
+  auto [acc, m, ls, q1, k1, v1, len1, s1] =
+      decode_attention_chunks<T>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
+                                 v_cache, lengths, default_scale(scale, q.dim(2)))
+          .sync();
+  return finish(q, lengths, kCacheChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 template <Element T, int Page>
@@ -209,11 +314,11 @@ Tensor<T, 3> run_paged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_pages,
                        const Tensor<int32_t, 1>& lengths, float scale, SourceLoc l) {
   const int64_t chunks = ceil_div(block_table.dim(1) * Page, kDecodeChunk);
   Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
-  auto [acc, ml, q1, k1, v1, t1, len1, s1] =
-      paged_decode_attention_chunks<T, Page>(std::move(p.acc), std::move(p.ml), q, k_pages, v_pages,
-                                             block_table, lengths, scale)
+  auto [acc, m, ls, q1, k1, v1, t1, len1, s1] =
+      paged_decode_attention_chunks<T, Page>(std::move(p.acc), std::move(p.m), std::move(p.l), q,
+                                             k_pages, v_pages, block_table, lengths, scale)
           .sync();
-  return combine(q, std::move(acc), std::move(ml), l);
+  return combine(q, lengths, kChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 }  // namespace
@@ -222,16 +327,17 @@ template <Element T>
 Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
                               const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                               std::optional<float> scale, std::source_location l) {
-  const char* fn = "decode_attention";
-  check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
-  check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
-  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
-  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
-  auto [acc, ml, q1, k1, v1, len1, s1] =
-      decode_attention_chunks<T>(std::move(p.acc), std::move(p.ml), q, k_cache, v_cache, lengths,
-                                 default_scale(scale, q.dim(2)))
-          .sync();
-  return combine(q, std::move(acc), std::move(ml), l);
+  return run_contiguous("decode_attention", q, k_cache, v_cache, lengths, scale, l,
+                        [](auto&&... a) { return combine<T>(std::forward<decltype(a)>(a)...); });
+}
+
+template <Element T>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                                     const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                                     std::optional<float> scale, std::source_location l) {
+  return run_contiguous(
+      "decode_attention_merged", q, k_cache, v_cache, lengths, scale, l,
+      [](auto&&... a) { return combine_merged<T>(std::forward<decltype(a)>(a)...); });
 }
 
 template <Element T>
@@ -272,6 +378,9 @@ Tensor<T, 3> paged_decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k
   template Tensor<T, 3> decode_attention(const Tensor<T, 3>&, const Tensor<T, 4>&,              \
                                          const Tensor<T, 4>&, const Tensor<int32_t, 1>&,        \
                                          std::optional<float>, std::source_location);           \
+  template Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>&, const Tensor<T, 4>&,       \
+                                                const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
+                                                std::optional<float>, std::source_location);    \
   template Tensor<T, 3> paged_decode_attention(                                                 \
       const Tensor<T, 3>&, const Tensor<T, 4>&, const Tensor<T, 4>&, const Tensor<int32_t, 2>&, \
       const Tensor<int32_t, 1>&, std::optional<float>, std::source_location);

@@ -48,7 +48,9 @@ void append_rows(const Out<T, 4>& cache, const In<T>& fresh, const In<int32_t, 1
   const Shape piece{1, 1, tile[2], tile[3]};
   const int32_t chunk = static_cast<int32_t>(tile[1]);
   const Index b = tile_index(0), first = tile_index(1) * chunk;
-  const Index s = load(start, {b}, {1}, Pad::none()).reshape({});
+  // Padded: start has one entry per sequence (checked on the host); an unpadded load would give
+  // the kernel an error report, which a captured graph copies out in a node of its own.
+  const Index s = load(start, {b}, {1}).reshape({});
   const Index n = fresh.dim(fresh.rank() - 3).template cast<int32_t>();
   // Rows [lo, hi) of this chunk receive fresh rows [first + lo - s, first + hi - s).
   const Index lo = minimum(maximum(s - first, 0), chunk);

@@ -35,6 +35,64 @@ TESSERA_KERNEL(linear_rows, Out<T, 2> y, In<T, 2> x, In<T, 2> w) {
   y.store(rows_dot<Rows, Chunk>(x, w).template cast<T>());
 };
 
+// 1 / rms of x row m ([1, 1]): its K elements' squares summed in chunks (a row is cached in L2
+// after the first block that reads it).
+template <int Chunk, Element T>
+Tile<float> inv_rms(const In<T, 2>& x, const Index& m, const Index& chunks, const Tile<float>& eps,
+                    const Tile<float>& inv_k) {
+  Tile<float> squares = Tile<float>::zeros({1, Chunk});
+  for_range(0, chunks, [&](Index k) {
+    const Tile<float> xk = load(x, {m, k}, {1, Chunk}).template cast<float>();
+    squares = fma(xk, xk, squares);
+  });
+  return rsqrt(sum(squares, 1) * inv_k + eps);
+}
+
+// Chunk k of x row m normalized and rounded to T, as rms_norm's result is, in f32 [1, Chunk].
+template <int Chunk, Element T>
+Tile<float> normed_chunk(const In<T, 2>& x, const In<T, 1>& norm_w, const Index& m, const Index& k,
+                         const Tile<float>& inv) {
+  return (load(x, {m, k}, {1, Chunk}).template cast<float>() * inv *
+          load(norm_w, {k}, {Chunk}).template cast<float>().reshape({1, Chunk}))
+      .template cast<T>()
+      .template cast<float>();
+}
+
+// rms_norm(x) @ w^T: each block first computes its row's rms, then runs rows_dot's loop on the
+// normalized row (so it equals rms_norm then linear), saving the norm's launch.
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
+               Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
+  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  for_range(0, chunks, [&](Index k) {
+    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
+              normed_chunk<Chunk>(x, norm_w, m, k, inv), acc);
+  });
+  y.store(sum(acc, 1).reshape({1, Rows}).template cast<T>());
+};
+
+// silu(rms_norm(x) @ w_gate^T) * (rms_norm(x) @ w_up^T), the norm recomputed per block likewise.
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w_gate,
+               In<T, 2> w_up, Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
+  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  for_range(0, chunks, [&](Index k) {
+    const Tile<float> xk = normed_chunk<Chunk>(x, norm_w, m, k, inv);
+    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
+    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+  });
+  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
+  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
+};
+
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
   y.store((rows_dot<Rows, Chunk>(x, w) + load_like(residual, y).template cast<float>())
@@ -80,6 +138,8 @@ tune::Options tuning() {
   }
 TESSERA_LINEAR_TUNER(linear_rows)
 TESSERA_LINEAR_TUNER(linear_rows_residual)
+TESSERA_LINEAR_TUNER(linear_rows_rms)
+TESSERA_LINEAR_TUNER(linear_rows_swiglu_rms)
 TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 #undef TESSERA_LINEAR_TUNER
 
@@ -114,6 +174,43 @@ Tensor<T, 2> linear(const Tensor<T, 2>& x, const Tensor<T, 2>& w,
 }
 
 template <Element T>
+Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight, float eps,
+                             const Tensor<T, 2>& w, std::source_location l) {
+  check_weight("linear_rms_norm", x, "w", w, l);
+  detail::require_shape("linear_rms_norm", "norm_weight", norm_weight.shape(), {x.dim(1)}, l);
+  detail::require_same_device("linear_rms_norm", "norm_weight", norm_weight.device(), x.device(),
+                              l);
+  const int64_t m = x.dim(0), n = w.dim(0);
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  auto [y1, x1, nw1, w1, e1, k1] =
+      linear_rows_rms_tuned<T>()(std::move(y), x, norm_weight, w, eps,
+                                 static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
+          .sync();
+  return std::move(y1).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight,
+                                    float eps, const Tensor<T, 2>& w_gate, const Tensor<T, 2>& w_up,
+                                    std::source_location l) {
+  const char* fn = "linear_swiglu_rms_norm";
+  check_weight(fn, x, "w_gate", w_gate, l);
+  detail::require_shape(fn, "w_up", w_up.shape(), w_gate.shape(), l);
+  detail::require_same_device(fn, "w_up", w_up.device(), x.device(), l);
+  detail::require_shape(fn, "norm_weight", norm_weight.shape(), {x.dim(1)}, l);
+  detail::require_same_device(fn, "norm_weight", norm_weight.device(), x.device(), l);
+  const int64_t m = x.dim(0), n = w_gate.dim(0);
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  auto [y1, x1, nw1, g1, u1, e1, k1] =
+      linear_rows_swiglu_rms_tuned<T>()(std::move(y), x, norm_weight, w_gate, w_up, eps,
+                                        static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
+          .sync();
+  return std::move(y1).unpartition();
+}
+
+template <Element T>
 Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
                            const Tensor<T, 2>& w_up, std::source_location l) {
   check_weight("linear_swiglu", x, "w_gate", w_gate, l);
@@ -126,10 +223,15 @@ Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
   return std::move(y1).unpartition();
 }
 
-#define TESSERA_LINEAR(T)                                                                 \
-  template Tensor<T, 2> linear(const Tensor<T, 2>&, const Tensor<T, 2>&,                  \
-                               const std::optional<Tensor<T, 2>>&, std::source_location); \
-  template Tensor<T, 2> linear_swiglu(const Tensor<T, 2>&, const Tensor<T, 2>&,           \
+#define TESSERA_LINEAR(T)                                                                       \
+  template Tensor<T, 2> linear(const Tensor<T, 2>&, const Tensor<T, 2>&,                        \
+                               const std::optional<Tensor<T, 2>>&, std::source_location);       \
+  template Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>&, const Tensor<T, 1>&, float,        \
+                                        const Tensor<T, 2>&, std::source_location);             \
+  template Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>&, const Tensor<T, 1>&, float, \
+                                               const Tensor<T, 2>&, const Tensor<T, 2>&,        \
+                                               std::source_location);                           \
+  template Tensor<T, 2> linear_swiglu(const Tensor<T, 2>&, const Tensor<T, 2>&,                 \
                                       const Tensor<T, 2>&, std::source_location);
 TESSERA_LINEAR(float)
 TESSERA_LINEAR(half)

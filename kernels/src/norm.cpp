@@ -14,7 +14,9 @@ template <Element T>
 Tile<float> row_vector(const In<T, 1>& w, const Shape& row_tile) {
   Shape s(row_tile.size(), 1);
   s.back() = row_tile.back();
-  return load(w, {0}, {row_tile.back()}, Pad::none()).template cast<float>().reshape(s);
+  // Padded: the host functions check w has the row's length (rms_norm_heads: at most it), and
+  // an unpadded load would give the kernel an error report (a graph node of its own to copy).
+  return load(w, {0}, {row_tile.back()}).template cast<float>().reshape(s);
 }
 
 // v * rsqrt(mean(v^2) + eps) * w over the last axis of the row tile v.
@@ -171,9 +173,10 @@ NormedResidual<T, R> add_layer_norm(const Tensor<T, R>& x, const Tensor<T, R>& r
   template NormedResidual<T, R> add_layer_norm(const Tensor<T, R>&, const Tensor<T, R>&,          \
                                                const Tensor<T, 1>&, const Tensor<T, 1>&, float,   \
                                                std::source_location);
-#define TESSERA_NORMS_ALL_RANKS(T)                                              \
-  TESSERA_NORMS(T, 1)                                                           \
-  TESSERA_NORMS(T, 2) TESSERA_NORMS(T, 3) template Tensor<T, 3> rms_norm_heads( \
+#define TESSERA_NORMS_ALL_RANKS(T)                          \
+  TESSERA_NORMS(T, 1)                                       \
+  TESSERA_NORMS(T, 2)                                       \
+  TESSERA_NORMS(T, 3) template Tensor<T, 3> rms_norm_heads( \
       const Tensor<T, 2>&, const Tensor<T, 1>&, float, int64_t, int64_t, std::source_location);
 TESSERA_NORMS_ALL_RANKS(float)
 TESSERA_NORMS_ALL_RANKS(half)

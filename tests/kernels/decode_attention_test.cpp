@@ -51,14 +51,20 @@ void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt)
   const auto q = random_values<T>(batch * q_heads * dim, -1, 1, salt);
   const auto k = random_values<T>(batch * positions * kv_heads * dim, -1, 1, salt + 1);
   const auto v = random_values<T>(batch * positions * kv_heads * dim, -1, 1, salt + 2);
-  const Tensor<T, 3> o = kernels::decode_attention(
-      from_host(q, {batch, q_heads, dim}, d), from_host(k, {batch, positions, kv_heads, dim}, d),
-      from_host(v, {batch, positions, kv_heads, dim}, d), from_host(lengths, d));
+  const auto qt = from_host(q, {batch, q_heads, dim}, d);
+  const auto kt = from_host(k, {batch, positions, kv_heads, dim}, d);
+  const auto vt = from_host(v, {batch, positions, kv_heads, dim}, d);
+  const auto lt = from_host(lengths, d);
+  const Tensor<T, 3> o = kernels::decode_attention(qt, kt, vt, lt);
   ASSERT_EQ(o.shape(), (Shape{batch, q_heads, dim}));
-  expect_near(
-      widen(o.to_vector()),
-      reference_decode(widen(q), widen(k), widen(v), lengths, q_heads, kv_heads, positions, dim),
-      2 * unit_roundoff<T>(), 1e-5, "decode_attention");
+  const std::vector<double> want =
+      reference_decode(widen(q), widen(k), widen(v), lengths, q_heads, kv_heads, positions, dim);
+  expect_near(widen(o.to_vector()), want, 2 * unit_roundoff<T>(), 1e-5, "decode_attention");
+  // The merged form is the same values, heads side by side along one axis.
+  const Tensor<T, 2> merged = kernels::decode_attention_merged(qt, kt, vt, lt);
+  ASSERT_EQ(merged.shape(), (Shape{batch, q_heads * dim}));
+  expect_near(widen(merged.to_vector()), want, 2 * unit_roundoff<T>(), 1e-5,
+              "decode_attention_merged");
 }
 
 TYPED_TEST(DecodeAttentionTest, GroupedQueryHeadDim64OverSequencesOfDifferentLengths) {

@@ -1,6 +1,8 @@
 // The decode-shaped linear layers (w in nn.Linear's [N, K] layout) against a double-precision
 // reference: a few rows of x, K longer than one chunk and not a multiple of it, N not a multiple
 // of the rows a block owns.
+#include <cmath>
+
 #include <tessera/kernels/linear.hpp>
 
 #include "kernels/reference.hpp"
@@ -55,6 +57,55 @@ TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
   for (size_t i = 0; i < want.size(); ++i) want[i] = xw[i] / (1 + std::exp(-xw[i])) * xu[i];
   expect_linear_near(kernels::linear_swiglu(tx, tw, from_host(u, {N, K}, d)), want,
                      "silu(x w_gate^T) * (x w_up^T)");
+}
+
+// x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T, and the
+// SwiGLU pair on the same normalized rows.
+TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const float eps = 1e-6f;
+  const auto x = random_values<T>(M * K, -1, 1, 21);
+  const auto nw = random_values<T>(K, 0.5, 1.5, 22);
+  const auto w = random_values<T>(N * K, -1, 1, 23);
+  const auto u = random_values<T>(N * K, -1, 1, 24);
+  std::vector<double> normed = widen(x);
+  const std::vector<double> nwd = widen(nw);
+  for (int64_t i = 0; i < M; ++i) {
+    double squares = 0;
+    for (int64_t p = 0; p < K; ++p) squares += normed[i * K + p] * normed[i * K + p];
+    const double inv_rms = 1 / std::sqrt(squares / K + eps);
+    for (int64_t p = 0; p < K; ++p) {
+      const double v = normed[i * K + p] * inv_rms * nwd[p];
+      normed[i * K + p] = static_cast<double>(static_cast<float>(T(static_cast<float>(v))));
+    }
+  }
+  const auto tx = from_host(x, {M, K}, d), tw = from_host(w, {N, K}, d);
+  const auto tnw = from_host(nw, d);
+  const Tensor<T, 2> y = kernels::linear_rms_norm(tx, tnw, eps, tw);
+  EXPECT_EQ(y.shape(), (Shape{M, N}));
+  const std::vector<double> xw = matmul_nt(normed, widen(w), M, N, K);
+  expect_linear_near(y, xw, "rms_norm(x) w^T");
+  const std::vector<double> xu = matmul_nt(normed, widen(u), M, N, K);
+  std::vector<double> want(xw.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = xw[i] / (1 + std::exp(-xw[i])) * xu[i];
+  // A normalized element the kernel (f32) and the reference (double) round to neighbouring T
+  // values moves each dot by ~an ulp of T; the product carries each factor's error times the
+  // other factor, so the bound is the dots' bound scaled by 1 + |gate| + |up|.
+  const std::vector<double> got =
+      widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, K}, d)).to_vector());
+  ASSERT_EQ(got.size(), want.size());
+  int bad = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double bound = 2 * unit_roundoff<T>() * std::fabs(want[i]) +
+                         (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(K) * 1e-6;
+    if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
+      ADD_FAILURE() << "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T): element " << i << " is "
+                    << got[i] << ", the reference is " << want[i] << " (bound " << bound
+                    << ", seed " << test_seed() << ")";
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(LinearArguments, AWeightInTheOtherLayoutIsRefusedWithBothShapes) {

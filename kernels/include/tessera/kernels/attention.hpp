@@ -34,7 +34,7 @@ Tensor<T, R> flash_attention(const Tensor<T, R>& q, const Tensor<T, R>& k, const
 
 // One query token per sequence: q [B, Hq, D] against the first lengths[b] positions of sequence
 // b's cache, k_cache and v_cache [B, S, Hkv, D] (lengths in [1, S]). The positions are split into
-// chunks (64 positions for a contiguous cache, kDecodeChunk for a paged one), one tile block per
+// chunks (32 positions for a contiguous cache, kDecodeChunk for a paged one), one tile block per
 // (sequence, head, chunk), so a long context is spread over many blocks; a second kernel combines
 // the chunks' partial softmaxes. Returns [B, Hq, D].
 inline constexpr int64_t kDecodeChunk = 256;
@@ -43,6 +43,14 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                               const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                               std::optional<float> scale = std::nullopt,
                               std::source_location l = std::source_location::current());
+
+// decode_attention with the heads merged: [B, Hq * D], the layout an output projection reads
+// (what merge_heads of decode_attention's result gives, without that copy's launch).
+template <Element T>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+                                     const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
+                                     std::optional<float> scale = std::nullopt,
+                                     std::source_location l = std::source_location::current());
 
 // The same over a paged cache: k_pages and v_pages [P, page_size, Hkv, D] hold pages of
 // page_size positions (16, 32, 64, 128 or 256), and position p of sequence b is row

@@ -22,6 +22,20 @@ Tensor<T, 2> linear(
     const std::optional<std::type_identity_t<Tensor<T, 2>>>& residual = std::nullopt,
     std::source_location l = std::source_location::current());
 
+// rms_norm(x, norm_weight, eps) @ w^T (norm_weight [K]) in one launch: each block recomputes
+// the rms of its row of x; the normalized row is rounded to T, as rms_norm's result would be.
+template <Element T>
+Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight, float eps,
+                             const Tensor<T, 2>& w,
+                             std::source_location l = std::source_location::current());
+
+// silu(rms_norm(x) @ w_gate^T) * (rms_norm(x) @ w_up^T) in one launch, the norm as in
+// linear_rms_norm.
+template <Element T>
+Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight,
+                                    float eps, const Tensor<T, 2>& w_gate, const Tensor<T, 2>& w_up,
+                                    std::source_location l = std::source_location::current());
+
 // The gated MLP's first half: silu(x @ w_gate^T) * (x @ w_up^T), w_gate and w_up [N, K], both
 // products in one pass over x.
 template <Element T>
