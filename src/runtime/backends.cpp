@@ -25,7 +25,7 @@ size_t slot(DeviceKind kind) {
 }
 }  // namespace
 
-const Backend& backend_for(DeviceKind kind, const SourceLoc& where) {
+const Backend& backend_for(DeviceKind kind, SourceLoc where) {
   if (const Backend* b = registry().by_kind.at(slot(kind)).load(std::memory_order_acquire))
     return *b;
   fail_at<UsageError>(

@@ -214,7 +214,8 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args) {
 std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::LaunchArgs& args,
                                        std::shared_ptr<const std::string> label, void* stream,
                                        const std::vector<std::shared_ptr<Completion>>& after,
-                                       const std::vector<std::shared_ptr<Completion>>& after_too) {
+                                       const std::vector<std::shared_ptr<Completion>>& after_too,
+                                       bool checked) {
   const cuda::DeviceContext& ctx = *k.loaded.ctx;
   const CUstream queue = stream ? static_cast<CUstream>(stream) : ctx.stream();
   std::unique_ptr<ErrorReport> report;
@@ -233,9 +234,8 @@ std::shared_ptr<Completion> gpu_launch(const GpuKernel& k, const backend::Launch
   // A copy: the registry's reference is this thread's, and is replaced by its next lookup.
   const std::shared_ptr<StreamTimeline> timeline = stream_timeline(ctx, queue);
   const uint64_t seq = timeline->queue([&] {
-    // Checked by gpu_check_launch() while the caller still held the arguments (launch.cpp).
     cuda::queue_launch(k.loaded, k.params, args, k.config, report ? report->get() : nullptr, queue,
-                       /*checked=*/true);
+                       checked);
   });
   try {
     auto done = std::allocate_shared<Completion>(

@@ -670,8 +670,8 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.
-    done =
-        gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers);
+    done = gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers,
+                      /*checked=*/true);  // by the backend's check_launch, in check_launch()
     done->follow(std::move(before.writers));
   }
   clock.mark(&LaunchProfile::queue_ns);

@@ -68,7 +68,7 @@ class Backend {
 // The backend of devices of `kind`. The CPU's is always there; a kind with no backend linked
 // throws UsageError at `where` (the user's launch, when known) naming the CMake target that
 // brings it.
-const Backend& backend_for(DeviceKind kind, const SourceLoc& where = {});
+const Backend& backend_for(DeviceKind kind, SourceLoc where = {});
 // Makes `b` the backend of `kind` (a later registration replaces it). `b` lives as long as the
 // program. Thread-safe.
 void register_backend(DeviceKind kind, const Backend& b);

@@ -103,11 +103,12 @@ void gpu_check_launch(const GpuKernel& k, const backend::LaunchArgs& args);
 // `stream` (a CUstream, as void*; null for the device's own stream) is where it is queued, after
 // the work queued on the device's own stream so far (allocations, fills, copies) and after the
 // launches in `after` and `after_too` (those it must follow: runtime/stream.hpp), each waited for
-// on the device.
+// on the device. `checked`: gpu_check_launch() already passed on these arguments (the runtime's
+// launch checks while the caller still holds them), so it is not asked again.
 std::shared_ptr<Completion> gpu_launch(
     const GpuKernel& k, const backend::LaunchArgs& args,
     std::shared_ptr<const std::string> label = nullptr, void* stream = nullptr,
     const std::vector<std::shared_ptr<Completion>>& after = {},
-    const std::vector<std::shared_ptr<Completion>>& after_too = {});
+    const std::vector<std::shared_ptr<Completion>>& after_too = {}, bool checked = false);
 
 }  // namespace tessera::runtime
