@@ -14,6 +14,8 @@
 #include <tessera/runtime/gpu.hpp>
 #include <tessera/tessera.hpp>
 
+#include "scoped_env.hpp"
+
 namespace tessera::test {
 namespace {
 
@@ -27,25 +29,6 @@ TESSERA_KERNEL(smem_reuse, Out<float> c, In<half> a, In<half> b, In<float> bias)
   auto acc = mma(x * x, y, Tile<float>::full({32, 24}, 1.0f));
   auto biased = acc * 0.5f + load_like(bias, c);
   c.store(biased - max(biased, 1));
-};
-
-class Env {
- public:
-  Env(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~Env() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
 };
 
 std::vector<float> run(Device d) {
@@ -65,8 +48,8 @@ std::vector<float> run(Device d) {
 TEST(CompilePipelineOnGpu, LogsEveryStageAndTheReusedSharedMemoryGivesTheCpuResults) {
   std::string why;
   if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why;
-  const Env log("TESSERA_LOG", "compile");
-  const Env check("TESSERA_NVRTC_CHECK", "");
+  const ScopedEnv log("TESSERA_LOG", "compile");
+  const ScopedEnv check("TESSERA_NVRTC_CHECK", "");
   testing::internal::CaptureStderr();
   const std::vector<float> gpu = run(Device::cuda(0));
   const std::string err = testing::internal::GetCapturedStderr();

@@ -17,6 +17,8 @@
 #include <tessera/runtime/compile.hpp>
 #include <tessera/tessera.hpp>
 
+#include "scoped_env.hpp"
+
 namespace tessera::test {
 namespace {
 
@@ -38,26 +40,6 @@ TESSERA_KERNEL(dumped_colsum, Out<float, 2> z, In<float, 2> x) {
   z.store(sum(t, 0) + 1.0f);
 };
 
-// Sets an environment variable for the scope; the old value comes back after.
-class Env {
- public:
-  Env(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~Env() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 // The stages of `kernel`'s "tessera compile:" lines, in order; every line must have the format.
 std::vector<std::string> stages(const std::string& err, const std::string& kernel) {
   std::vector<std::string> out;
@@ -77,8 +59,8 @@ bool nvrtc_here(std::string* why) {
 }
 
 TEST(CompileLog, EachStageOfAKernelCompiledIsTimedOnce) {
-  const Env log("TESSERA_LOG", "compile");
-  const Env check("TESSERA_NVRTC_CHECK", "");
+  const ScopedEnv log("TESSERA_LOG", "compile");
+  const ScopedEnv check("TESSERA_NVRTC_CHECK", "");
   auto x = ones<float>({256}, Device::cpu());
   testing::internal::CaptureStderr();
   (void)logged_scale(zeros<float>({256}, Device::cpu()).partition({64}), x).sync();
@@ -91,8 +73,8 @@ TEST(CompileLog, EachStageOfAKernelCompiledIsTimedOnce) {
 }
 
 TEST(CompileLog, SaysNothingWithoutTheSwitch) {
-  const Env log("TESSERA_LOG", "jit");
-  const Env check("TESSERA_NVRTC_CHECK", "");
+  const ScopedEnv log("TESSERA_LOG", "jit");
+  const ScopedEnv check("TESSERA_NVRTC_CHECK", "");
   auto x = ones<float>({256}, Device::cpu());
   testing::internal::CaptureStderr();
   (void)unlogged_scale(zeros<float>({256}, Device::cpu()).partition({64}), x).sync();
@@ -103,8 +85,8 @@ TEST(CompileLog, SaysNothingWithoutTheSwitch) {
 TEST(CompileLog, TimesTheLoweringAndNvrtcOfEachCheckedArchitecture) {
   std::string why;
   if (!nvrtc_here(&why)) GTEST_SKIP() << "NVRTC is not available: " << why;
-  const Env log("TESSERA_LOG", "compile");
-  const Env check("TESSERA_NVRTC_CHECK", "sm_80");
+  const ScopedEnv log("TESSERA_LOG", "compile");
+  const ScopedEnv check("TESSERA_NVRTC_CHECK", "sm_80");
   auto x = ones<float>({32, 64}, Device::cpu());
   testing::internal::CaptureStderr();
   (void)checked_colsum(zeros<float>({1, 64}, Device::cpu()).partition({1, 32}), x).sync();
@@ -130,7 +112,7 @@ TEST(CompileDump, TheStagesAreListedInPipelineOrder) {
 }
 
 TEST(CompileDump, NamesThatAreNoStageAreFound) {
-  const Env dump("TESSERA_DUMP", "ir,sass,cuda,,ptxx,all");
+  const ScopedEnv dump("TESSERA_DUMP", "ir,sass,cuda,,ptxx,all");
   EXPECT_EQ(runtime::unknown_dump_stages(), (std::vector<std::string>{"sass", "ptxx"}));
 }
 
@@ -139,9 +121,9 @@ TEST(CompileDump, EveryStageWritesWhatItMade) {
   if (!nvrtc_here(&why)) GTEST_SKIP() << "NVRTC is not available: " << why;
   const fs::path dir = fs::temp_directory_path() / ("tessera_dump_" + std::to_string(getpid()));
   fs::remove_all(dir);
-  const Env dump("TESSERA_DUMP", "all");
-  const Env where("TESSERA_DUMP_DIR", dir.string());
-  const Env check("TESSERA_NVRTC_CHECK", "sm_90a");
+  const ScopedEnv dump("TESSERA_DUMP", "all");
+  const ScopedEnv where("TESSERA_DUMP_DIR", dir.string());
+  const ScopedEnv check("TESSERA_NVRTC_CHECK", "sm_90a");
   auto x = ones<float>({32, 64}, Device::cpu());
   testing::internal::CaptureStderr();
   (void)dumped_colsum(zeros<float>({1, 64}, Device::cpu()).partition({1, 32}), x).sync();
