@@ -104,6 +104,77 @@ bool run(const char* name, double bound) {
   return ok;
 }
 
+// Batched decode: three sequences of different prompt lengths (so different positions in each
+// step) prefilled one by one into a batch-3 model, then decoded together. Every row of every step
+// must match an independent batch-one model fed the same tokens (within `same`: on the CPU the
+// same kernels give the same bits, on a GPU the tuner may pick another chunking for M = 3 rows)
+// and the double-precision reference within `bound`; the graph steps (generate) must choose the
+// eager steps' tokens. gemm_from 2 runs the steps' projections through the gemm instead.
+template <Element T>
+bool run_batch(const char* name, double bound, double same, int64_t gemm_from) {
+  const qwen3::Config c = qwen3::Config::tiny();
+  const qwen3::HostWeights w = qwen3::HostWeights::random<T>(c, kSeed);
+  std::vector<std::vector<int32_t>> seqs{
+      {17, 256, 3, 99, 42}, {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {299}};
+  const int64_t batch = static_cast<int64_t>(seqs.size());
+  std::vector<size_t> prompt;
+  for (const auto& s : seqs) prompt.push_back(s.size());
+  qwen3::Model<T> model(c, w);
+  model.set_batch(batch, gemm_from);
+  std::vector<qwen3::Model<T>> single;
+  for (int64_t b = 0; b < batch; ++b) single.emplace_back(c, w);
+  double worst_same = 0, worst_ref = 0;
+  auto compare = [&](const Tensor<T, 2>& got, int64_t row, const Tensor<T, 2>& alone, int64_t b) {
+    const std::vector<double> g = widen(got), a = widen(alone);
+    const std::vector<double> mine(g.begin() + row * c.vocab, g.begin() + (row + 1) * c.vocab);
+    const int64_t last = alone.shape()[0] - 1;
+    worst_same = std::max(worst_same, relative_error(mine, a, last, 1, c.vocab));
+    const int64_t at = static_cast<int64_t>(seqs[b].size()) - 1;
+    worst_ref = std::max(
+        worst_ref, relative_error(mine, qwen3::reference_logits(c, w, seqs[b]), at, 1, c.vocab));
+  };
+  std::vector<int32_t> next;
+  for (int64_t b = 0; b < batch; ++b) {
+    const Tensor<T, 2> logits = model.prefill(seqs[b], b);
+    compare(logits, logits.shape()[0] - 1, single[b].prefill(seqs[b]), b);
+    next.push_back(qwen3::Model<T>::greedy(logits));
+  }
+  for (int step = 0; step < 6; ++step) {
+    for (int64_t b = 0; b < batch; ++b) seqs[b].push_back(next[b]);
+    const Tensor<T, 2> logits = model.decode(next);
+    for (int64_t b = 0; b < batch; ++b) compare(logits, b, single[b].decode(next[b]), b);
+    next = qwen3::Model<T>::greedy_rows(logits);
+  }
+  bool ok = worst_same <= same && worst_ref <= bound;
+  std::printf(
+      "qwen3 %s batch %lld (gemm from %lld): prefills + 6 steps, each row within %.2e of a "
+      "batch-one run's (bound %.0e) and %.2e of the reference's (bound %.0e)%s\n",
+      name, static_cast<long long>(batch), static_cast<long long>(gemm_from), worst_same, same,
+      worst_ref, bound, ok ? "" : "  WRONG");
+  // Graph steps from the same prompts: 2 + 4 steps give the eager steps' tokens.
+  std::vector<int32_t> first;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<int32_t> p(seqs[b].begin(),
+                                 seqs[b].begin() + static_cast<int64_t>(prompt[b]));
+    model.prefill(p, b);
+    first.push_back(seqs[b][prompt[b]]);
+  }
+  std::vector<std::vector<int32_t>> got = model.generate(first, 2);
+  std::vector<int32_t> last;
+  for (const auto& g : got) last.push_back(g.back());
+  const std::vector<std::vector<int32_t>> more = model.generate(last, 3);
+  bool same_tokens = true;
+  for (int64_t b = 0; b < batch; ++b) {
+    got[b].insert(got[b].end(), more[b].begin(), more[b].end());
+    const std::vector<int32_t> want(seqs[b].begin() + static_cast<int64_t>(prompt[b]) + 1,
+                                    seqs[b].end());
+    same_tokens &= got[b] == want;
+  }
+  std::printf("qwen3 %s batch %lld: graph decode (generate) %s the eager steps' tokens\n", name,
+              static_cast<long long>(batch), same_tokens ? "chose" : "did NOT choose");
+  return ok && same_tokens;
+}
+
 // The f32 engine against transformers in f32: f32 arithmetic in both, summed in different orders
 // through every layer. bf16: every kernel rounds its result to bf16, as transformers' own bf16 run
 // does; the bound is four times the largest deviation of transformers' bf16 run from its f32 run
@@ -189,7 +260,13 @@ int run_tiny() {
   // bf16 (8 bits), about 20 kernels in a row, and attention's probabilities are rounded too.
   const bool f32_ok = run<float>("f32", 1e-5);
   const bool bf16_ok = run<bfloat16>("bf16", 5e-2);  // run both, even when the first fails
-  const bool ok = f32_ok && bf16_ok;
+  // Batch 3, the steps' projections by linear (rows) and by the gemm. bf16: a batch-one run may
+  // round a value the other way where the tuner chose another chunking.
+  bool batch_ok = run_batch<float>("f32", 1e-5, 1e-5, 16);
+  batch_ok &= run_batch<float>("f32", 1e-5, 1e-5, 2);
+  batch_ok &= run_batch<bfloat16>("bf16", 5e-2, 5e-2, 16);
+  batch_ok &= run_batch<bfloat16>("bf16", 5e-2, 5e-2, 2);
+  const bool ok = f32_ok && bf16_ok && batch_ok;
   std::printf("qwen3: %s\n", ok ? "ok" : "logits differ from the reference");
   return ok ? 0 : 1;
 }
