@@ -101,8 +101,10 @@ TESSERA_KERNEL(append_prompt, tile::Out<T, 4> k_cache, tile::Out<T, 4> v_cache, 
                tile::In<T, 3> v, tile::In<int32_t, 1> target) {
   const Shape& t = k_cache.shape();
   const tile::Index seq = tile::load_element(target, {0}), s = tile::load_element(target, {1});
-  const tile::Index n =
-      tile::select(tile::tile_index(0) == seq, k.dim(0).template cast<int32_t>(), 0);
+  // One traced value per statement: the IR must not depend on the compiler's argument order.
+  const tile::Tile<bool> mine = tile::tile_index(0) == seq;
+  const tile::Index rows = k.dim(0).template cast<int32_t>();
+  const tile::Index n = tile::select(mine, rows, 0);
   auto piece = [&](const tile::In<T, 3>& x) {
     return [&x, &t](const tile::Index& p) {
       return tile::load(x, {p, 0, 0}, {1, t[2], t[3]}).reshape({1, 1, t[2], t[3]});
