@@ -4,7 +4,8 @@
 # shapes (scripts/qwen3_weights.py, bf16, 1.2 GB: made there, too big to carry), runs transformers'
 # own Qwen3 on them in f32 and bf16 (scripts/qwen3_reference.py: prefill of 16 tokens + 32 greedy
 # decode steps), checks the engine's logits in f32 and bf16 against them, then times the engine
-# (prefill of 512 tokens, 64 decode steps at batch 1) beside PyTorch eager (batches 1, 4, 16) with
+# (prefill of 512 tokens, 64 graph decode steps at batches 1, 4, 16, 64) beside PyTorch eager (same
+# batches, 32 steps) with
 # each decode step's fraction of the bandwidth roofline at the copy bandwidth torch measured there.
 # Ends with the PyTorch DLPack example (examples/python_dlpack, issue 13) on torch's stream.
 # Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt, and
@@ -44,13 +45,14 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
 grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.txt"
 {
   t=$SECONDS
-  timeout 200 "$py" scripts/qwen3_reference.py --model "$model" --bench
+  timeout 200 "$py" scripts/qwen3_reference.py --model "$model" --bench --steps 32 \
+    --batches 1,4,16,64
   echo "torch bench rc=$? ($((SECONDS - t)) s)"
 } >"$OUT/qwen3_bench.txt" 2>&1
 bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3_bench.txt")
 {
   t=$SECONDS
-  timeout 200 "$exe" --model "$model" --bench --bandwidth "${bw:-4800}"
+  timeout 200 "$exe" --model "$model" --bench --bandwidth "${bw:-4800}" --batches 1,4,16,64
   echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"

