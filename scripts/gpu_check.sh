@@ -7,15 +7,19 @@
 #   scripts/gpu_check.sh                   builds here (needs cmake, ninja, g++, gtest), then runs
 #   scripts/gpu_check.sh --prebuilt DIR    runs what scripts/pack_for_gpu.sh packed into DIR
 #   add --quick to skip the sanitizers and the benchmarks
+#   add --sanitizers-only to run only the sanitizers (e.g. a second call on a machine that kept
+#     the build of the first); GPU_TESTS_MATCH=REGEX keeps only the tests whose name matches
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
 mkdir -p "$OUT"
 quick=0
+sanitizers_only=0
 bin=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --sanitizers-only) sanitizers_only=1 ;;
     --prebuilt) bin=$2; shift ;;
   esac
   shift
@@ -63,6 +67,7 @@ run_gpu_tests() {
   while IFS=$'\t' read -r name cmd; do
     i=$((i + 1))
     [ -n "$skip" ] && [[ $cmd =~ $skip ]] && continue
+    [ -n "${GPU_TESTS_MATCH:-}" ] && ! [[ $name =~ $GPU_TESTS_MATCH ]] && continue
     # The wrapper goes after the command's `env K=V ...` prefix, right before the program.
     if [[ $cmd =~ ^(env( [A-Za-z_][A-Za-z0-9_]*=[^ ]*)+ )(.*)$ ]]; then
       run="${BASH_REMATCH[1]}$wrapper ${BASH_REMATCH[3]}"
@@ -81,6 +86,7 @@ run_gpu_tests() {
   while IFS=$'\t' read -r name cmd; do
     i=$((i + 1))
     [ -n "$skip" ] && [[ $cmd =~ $skip ]] && continue
+    [ -n "${GPU_TESTS_MATCH:-}" ] && ! [[ $name =~ $GPU_TESTS_MATCH ]] && continue
     [ -f "$results/$i.rc" ] || echo "FAIL (no result: the job died)" >"$results/$i.rc"
     { echo "===== $label: $name ($(cat "$results/$i.rc")): $cmd"; cat "$results/$i.log" 2>/dev/null; } >>"$log"
     if grep -q '^PASS' "$results/$i.rc"; then passed=$((passed + 1)); else failed=$((failed + 1)); note "FAIL  $label: $name"; fi
@@ -89,14 +95,15 @@ run_gpu_tests() {
   note "$( [ $failed = 0 ] && echo PASS || echo FAIL)  $label: $passed passed, $failed failed"
 }
 jobs_max=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
-run_gpu_tests "gpu tests" "$OUT/tests.log" ''
+if [ $sanitizers_only = 0 ]; then
+  run_gpu_tests "gpu tests" "$OUT/tests.log" ''
+  for ex in hello_world add saxpy softmax gemm simt_vecadd simt_gemm simt_row_reduce; do
+    exe=$(find "$bin/examples" -maxdepth 2 -type f -name "$ex" | head -1)
+    [ -n "$exe" ] && step "example $ex (GPU)" "$OUT/tests.log" "$exe"
+  done
+fi
 
-for ex in hello_world add saxpy softmax gemm simt_vecadd simt_gemm simt_row_reduce; do
-  exe=$(find "$bin/examples" -maxdepth 2 -type f -name "$ex" | head -1)
-  [ -n "$exe" ] && step "example $ex (GPU)" "$OUT/tests.log" "$exe"
-done
-
-if [ $quick = 0 ]; then
+if [ $quick = 0 ] || [ $sanitizers_only = 1 ]; then
   # Every GPU test under both sanitizers, except the ones that make a kernel fault on purpose and
   # the examples (they time 4096^3 GEMMs: hours under racecheck; their kernels have tests here).
   # racecheck also leaves out the tests that launch from many host threads at once: it cannot
@@ -105,6 +112,8 @@ if [ $quick = 0 ]; then
     compute-sanitizer --tool memcheck --error-exitcode 1 --print-limit 20
   run_gpu_tests racecheck "$OUT/sanitizer.log" '_fault_tests|/examples/|cuda_concurrency_tests' \
     compute-sanitizer --tool racecheck --error-exitcode 1 --print-limit 20
+fi
+if [ $quick = 0 ] && [ $sanitizers_only = 0 ]; then
   rm -rf "$TESSERA_CACHE_DIR.bench"
   step "bench elementwise (cold cache)" "$OUT/bench.log" env TESSERA_CACHE_DIR="$TESSERA_CACHE_DIR.bench" TESSERA_LOG=jit "$bin/bench/bench_elementwise" 28 8192,4096,16384
   step "bench elementwise (disk cache)" "$OUT/bench.log" env TESSERA_CACHE_DIR="$TESSERA_CACHE_DIR.bench" TESSERA_LOG=jit "$bin/bench/bench_elementwise" 28 8192 10
