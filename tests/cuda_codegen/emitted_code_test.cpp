@@ -210,6 +210,16 @@ TEST(EmittedCode, PipelinedEpilogueBroadcastReadsARowByColumnAlone) {
   EXPECT_FALSE(has(conversion, "s[((row")) << conversion;  // was s[((row * 128 + col)) % 128 * 1]
 }
 
+TEST(EmittedCode, ExactReluAgainstAConstantIsOneCompareAndOneSelect) {
+  // maximum(x, 0.0f) under exact numerics: NaN when x is NaN, -0 for -0 (the first operand on
+  // equality), as the CPU backend. The constant is no NaN, so no NaN test is left per element.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const Built b = build(e, aligned_spec(e, kSm90a));
+  EXPECT_FALSE(has(b.compiled.ptx, "setp.nan.f32")) << b.compiled.ptx;
+  EXPECT_FALSE(has(b.compiled.ptx, "max.NaN.f32")) << b.compiled.ptx;
+  EXPECT_TRUE(has(b.compiled.ptx, "setp.lt.f32")) << b.compiled.ptx;
+}
+
 TEST(EmittedCode, PipelinedEpilogueStoresThroughSharedMemoryByTma) {
   // The pipelined GEMM's accumulator goes to shared memory (conflict-free swizzled rows) and out
   // by TMA, so the consumers start the next tile while it drains: a third tensor map, over the
@@ -446,8 +456,7 @@ TEST(EmittedCode, FastNumericsTakeTheApproximateInstructionsAndExactOnesDoNot) {
     EXPECT_EQ(has(source, "tsr_exp_fast("), fast) << source;
     EXPECT_EQ(has(source, "__fdividef("), fast) << source;
     EXPECT_EQ(has(source, "tsr_max_fast("), fast) << source;
-    // Both take max.NaN on sm_90a; exact adds the first operand where they compare equal.
-    EXPECT_TRUE(has(b.compiled.ptx, "max.NaN.f32")) << b.compiled.ptx;
+    EXPECT_EQ(has(b.compiled.ptx, "max.NaN.f32"), fast) << b.compiled.ptx;
     EXPECT_EQ(has(b.compiled.ptx, "div.rn.f32"), !fast) << b.compiled.ptx;
     EXPECT_TRUE(has(b.compiled.ptx, "ex2.approx")) << b.compiled.ptx;  // expf uses it too
   }

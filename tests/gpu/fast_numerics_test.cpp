@@ -130,8 +130,8 @@ TEST(FastNumerics, MaxAndMinAreExactAndPropagateNaN) {
 
 TEST(ExactNumerics, MaxAndMinMatchTheCpuBitForBitOnSignedZerosAndPropagateNaN) {
   // Exact max / min return the first operand when the two compare equal: max(-0, +0) is -0 and
-  // max(+0, -0) is +0 on both backends (sm_80+ computes them with max.NaN / min.NaN and that
-  // rule, which the hardware's own choice of zero would break).
+  // max(+0, -0) is +0 on both backends (one compare and one select on the GPU), and NaN when
+  // either operand is NaN.
   std::string why;
   if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why;
   const float pairs[][2] = {{-0.0f, 0.0f}, {0.0f, -0.0f},     {-0.0f, -0.0f}, {0.0f, 0.0f},
