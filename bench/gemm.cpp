@@ -10,6 +10,7 @@
 //   gemm --tune [M N K ...]    also a row for the autotuned GEMM (tessera/tune.hpp: the first
 //                              launch of each shape bucket times six tile shapes and keeps the
 //                              fastest; TESSERA_LOG=tune prints each one's time)
+//   gemm --dtype f16|bf16 ...  only that dtype's rows (to profile one kernel: ncu --launch-skip)
 //   gemm --split-k [M N K ...] also split-K rows (2, 3 and 4 splits, tiles 128x256x64 and
 //                              128x128x64): each block multiplies one K range of one C tile and
 //                              adds it into an f32 Accum (atomic adds), then a cast kernel writes
@@ -266,10 +267,13 @@ bool bench(const char* tag, Shape3 s, bool tuned, bool split_k = false) {
 int main(int argc, char** argv) {
   std::vector<Shape3> shapes;
   bool tuned = false, split_k = false;
+  std::string only;  // "f16" or "bf16": that dtype's rows alone
   std::vector<const char*> numbers;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--tune")
       tuned = true;
+    else if (std::string(argv[i]) == "--dtype" && i + 1 < argc)
+      only = argv[++i];
     else if (std::string(argv[i]) == "--split-k")
       split_k = true;
     else
@@ -286,15 +290,16 @@ int main(int argc, char** argv) {
               default_device().str().c_str(), ampere ? ", code for " : "", ampere ? target : "");
   bool ok = true;
   for (const Shape3& s : shapes) {
+    const bool f16 = only != "bf16", bf16 = only != "f16";
     if (s.m <= 64) {
-      ok &= bench<half, 64, 128, 64>("f16", s, tuned);
-      ok &= bench<bfloat16, 64, 128, 64>("bf16", s, tuned);
+      if (f16) ok &= bench<half, 64, 128, 64>("f16", s, tuned);
+      if (bf16) ok &= bench<bfloat16, 64, 128, 64>("bf16", s, tuned);
     } else {
-      ok &= bench<half, 128, 256, 64>("f16", s, tuned, split_k);
-      ok &= bench<bfloat16, 128, 256, 64>("bf16", s, tuned, split_k);
+      if (f16) ok &= bench<half, 128, 256, 64>("f16", s, tuned, split_k);
+      if (bf16) ok &= bench<bfloat16, 128, 256, 64>("bf16", s, tuned, split_k);
       if (ampere) {
-        ok &= bench<half, 128, 128, 32>("f16 (tile 128x128x32)", s, false);
-        ok &= bench<bfloat16, 128, 128, 32>("bf16 (tile 128x128x32)", s, false);
+        if (f16) ok &= bench<half, 128, 128, 32>("f16 (tile 128x128x32)", s, false);
+        if (bf16) ok &= bench<bfloat16, 128, 128, 32>("bf16 (tile 128x128x32)", s, false);
       }
     }
   }

@@ -197,6 +197,29 @@ TEST(EmittedCode, PipelinedEpilogueLoadsAreIssuedBeforeTheLoop) {
   EXPECT_LT(first_wgmma, add) << src;
 }
 
+TEST(EmittedCode, PipelinedEpilogueBroadcastReadsARowByColumnAlone) {
+  // The bias row broadcast into the accumulator's fragments: each register reads the staged row at
+  // its column, with no division of a flat index, so the registers of one column (rows 8 apart)
+  // share one shared-memory read.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const std::string src = kernel_part(build(e, aligned_spec(e, kSm90a)).kernel.source);
+  const size_t at = src.find("= broadcast ", src.find("tsr_regs_inc"));
+  ASSERT_NE(at, std::string::npos) << src;
+  const std::string conversion = src.substr(at, src.find("= add ", at) - at);
+  EXPECT_TRUE(has(conversion, "] = s[col * 1];")) << conversion;
+  EXPECT_FALSE(has(conversion, "s[((row")) << conversion;  // was s[((row * 128 + col)) % 128 * 1]
+}
+
+TEST(EmittedCode, ExactReluAgainstAConstantIsOneCompareAndOneSelect) {
+  // maximum(x, 0.0f) under exact numerics: NaN when x is NaN, -0 for -0 (the first operand on
+  // equality), as the CPU backend. The constant is no NaN, so no NaN test is left per element.
+  const ir::Function e = corpus_kernel("gemm_bf16_epilogue");
+  const Built b = build(e, aligned_spec(e, kSm90a));
+  EXPECT_FALSE(has(b.compiled.ptx, "setp.nan.f32")) << b.compiled.ptx;
+  EXPECT_FALSE(has(b.compiled.ptx, "max.NaN.f32")) << b.compiled.ptx;
+  EXPECT_TRUE(has(b.compiled.ptx, "setp.lt.f32")) << b.compiled.ptx;
+}
+
 TEST(EmittedCode, PipelinedEpilogueStoresThroughSharedMemoryByTma) {
   // The pipelined GEMM's accumulator goes to shared memory (conflict-free swizzled rows) and out
   // by TMA, so the consumers start the next tile while it drains: a third tensor map, over the

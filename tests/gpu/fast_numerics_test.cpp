@@ -4,12 +4,15 @@
 // exact one. Needs a GPU: label gpu.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <tessera/runtime/gpu.hpp>
 #include <tessera/tessera.hpp>
 
 using namespace tessera;
@@ -31,6 +34,13 @@ TESSERA_KERNEL(fast_op, Out<float> z, In<float> x, In<float> y) {
   if constexpr (F == kCos) z.store(cos(a));
   if constexpr (F == kMax) z.store(maximum(a, b));
   if constexpr (F == kMin) z.store(minimum(a, b));
+};
+
+// Exact numerics (the default): max in z's first row, min in its second.
+TESSERA_KERNEL(exact_max_min, Out<float> z, In<float> x, In<float> y) {
+  const Index j = z.tile_index(1);
+  const Tile<float> a = load(x, {0, j}, {1, 1024}), b = load(y, {0, j}, {1, 1024});
+  z.store(concat({maximum(a, b), minimum(a, b)}, 0));
 };
 
 template <Numerics N>
@@ -116,6 +126,39 @@ TEST(FastNumerics, MaxAndMinAreExactAndPropagateNaN) {
   const auto exact = [](double, double) { return 0.0; };
   check<kMax>("max", xs, ys, exact);  // NaN in the CPU result must be NaN on the GPU (check())
   check<kMin>("min", xs, ys, exact);
+}
+
+TEST(ExactNumerics, MaxAndMinMatchTheCpuBitForBitOnSignedZerosAndPropagateNaN) {
+  // Exact max / min return the first operand when the two compare equal: max(-0, +0) is -0 and
+  // max(+0, -0) is +0 on both backends (one compare and one select on the GPU), and NaN when
+  // either operand is NaN.
+  std::string why;
+  if (!runtime::gpu_usable(&why)) GTEST_SKIP() << why;
+  const float pairs[][2] = {{-0.0f, 0.0f}, {0.0f, -0.0f},     {-0.0f, -0.0f}, {0.0f, 0.0f},
+                            {1.5f, 1.5f},  {-2.0f, 3.0f},     {NAN, 1.0f},    {1.0f, NAN},
+                            {NAN, NAN},    {-INFINITY, -0.0f}};
+  const int64_t n = 2048;
+  std::vector<float> xs = uniform(n, -4, 4), ys = uniform(n, -4, 4);
+  for (size_t i = 0; i < static_cast<size_t>(n); ++i)
+    if (i % 3 == 0) xs[i] = pairs[i % 10][0], ys[i] = pairs[i % 10][1];
+  auto run = [&](Device d) {
+    auto [z, x, y] = exact_max_min(zeros<float>({2, n}, d).partition({2, 1024}),
+                                   from_host(xs, {1, n}, d), from_host(ys, {1, n}, d))
+                         .sync();
+    return std::move(z).unpartition().to_vector();
+  };
+  const std::vector<float> cpu = run(Device::cpu()), gpu = run(Device::cuda(0));
+  int bad = 0;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const bool ok = std::isnan(cpu[i])
+                        ? std::isnan(gpu[i])
+                        : std::bit_cast<uint32_t>(cpu[i]) == std::bit_cast<uint32_t>(gpu[i]);
+    const size_t e = i % static_cast<size_t>(n);
+    if (!ok && bad++ < 5)
+      ADD_FAILURE() << (i < static_cast<size_t>(n) ? "max(" : "min(") << xs[e] << ", " << ys[e]
+                    << "): CPU " << cpu[i] << ", GPU " << gpu[i];
+  }
+  EXPECT_EQ(bad, 0);
 }
 
 TEST(FastNumerics, FastSoftmaxAgreesWithExactWithinAFewUlps) {

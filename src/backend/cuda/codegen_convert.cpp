@@ -94,7 +94,8 @@ void Emitter::for_registers(const Layout& l, const Shape& shape,
        " & 3) * 2 + (i & 1);");
   const bool padded = m.rows() > m.m || m.cols() > m.n;
   body({"i", "row * " + str(m.n) + " + col",
-        padded ? "row < " + str(m.m) + " && col < " + str(m.n) : "", ""});
+        padded ? "row < " + str(m.m) + " && col < " + str(m.n) : "", "",
+        shape.size() == 2 ? std::vector<std::string>{"row", "col"} : std::vector<std::string>{}});
   close();
   close();
 }
@@ -167,7 +168,8 @@ void Emitter::gather(const ir::Op& op, const Operand& x,
   stage(x.var, x.layout, from.shape, "s");
   barrier();
   for_registers(layout(r), type(r).shape, [&](const Reg& g) {
-    const std::string read = "s[" + src(indices(g.flat, type(r).shape)) + "]";
+    const std::string read =
+        "s[" + src(g.coords.empty() ? indices(g.flat, type(r).shape) : g.coords) + "]";
     line(name(r), "[", g.reg,
          "] = ", g.valid.empty() ? read : g.valid + " ? " + read + " : (" + rt + ")0", ";");
   });
@@ -236,9 +238,8 @@ void Emitter::permuted_load(const ir::Op& op) {
   const Shape& shape = t.shape;
   const int64_t cols = shape.back(), ld_cols = cols + 1, rows = numel(shape) / cols;
   const std::string st = storage_type(dt);
-  const int64_t smem_at =
-      smem_buffer(rows * ld_cols * static_cast<int64_t>(dtype_size(dt)), op,
-                  "a transposed load of a " + ir::to_string(t) + " tile");
+  const int64_t smem_at = smem_buffer(rows * ld_cols * static_cast<int64_t>(dtype_size(dt)), op,
+                                      "a transposed load of a " + ir::to_string(t) + " tile");
   declare(r);
   line("{");
   ++depth_;

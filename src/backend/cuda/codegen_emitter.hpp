@@ -127,6 +127,10 @@ class Emitter {
   // ("" = always), `owner` whether this register is the one that writes it out ("" = always).
   struct Reg {
     std::string reg, flat, valid, owner;
+    // The element's index along each axis where the layout knows them apart (an mma
+    // accumulator's row and column), else empty: readers that need one axis (a broadcast row)
+    // then skip the division of `flat`, and the compiler sees which registers share an element.
+    std::vector<std::string> coords = {};
   };
   void for_registers(const Layout& l, const Shape& shape,
                      const std::function<void(const Reg&)>& body);

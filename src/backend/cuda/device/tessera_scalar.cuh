@@ -190,12 +190,12 @@ __device__ __forceinline__ float tsr_mul(float a, float b) { return a * b; }
 __device__ __forceinline__ float tsr_div(float a, float b) { return a / b; }
 __device__ __forceinline__ float tsr_neg(float a) { return -a; }
 __device__ __forceinline__ float tsr_abs(float a) { return fabsf(a); }
-__device__ __forceinline__ float tsr_max(float a, float b) {
-  return (a != a || b != b) ? tsr_nan_f32() : (a < b ? b : a);
-}
-__device__ __forceinline__ float tsr_min(float a, float b) {
-  return (a != a || b != b) ? tsr_nan_f32() : (b < a ? b : a);
-}
+// max / min: NaN if either is NaN, else the larger (smaller), the first operand when they compare
+// equal (max(-0, +0) is -0, as on the CPU backend). One compare that also takes b when b is NaN
+// and one select (a NaN `a` falls through as itself): against a constant b (relu's 0) the NaN
+// test folds away, leaving 2 instructions per element instead of 4, in every epilogue.
+__device__ __forceinline__ float tsr_max(float a, float b) { return (a < b || b != b) ? b : a; }
+__device__ __forceinline__ float tsr_min(float a, float b) { return (b < a || b != b) ? b : a; }
 // Numerics::fast: max.NaN / min.NaN (sm_80+), one instruction; NaN still propagates, but which
 // zero max(+0, -0) returns is the hardware's choice.
 __device__ __forceinline__ float tsr_max_fast(float a, float b) {
