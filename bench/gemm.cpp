@@ -134,14 +134,22 @@ bool check(const char* what, const std::vector<T>& c, const std::vector<T>& a,
   return true;
 }
 
-// Median milliseconds per launch of `launch(out)` over a ring of 3 outputs.
-template <class T, class Launch>
-double time_ring(Shape3 s, std::pair<int64_t, int64_t> tile, int iterations, Launch launch) {
+// Median milliseconds per launch of `launch(out)` over a ring of 3 outputs, rounds drained (a
+// round is a few long launches); then `verify` checks what the last timed launch wrote, so a row
+// is never the time of a launch that computed something else.
+template <class T, class Launch, class Verify>
+double time_ring(Shape3 s, std::pair<int64_t, int64_t> tile, int iterations, Launch launch,
+                 Verify verify, bool& ok) {
   std::vector<Partition<T, 2>> outs;
   for (int i = 0; i < 3; ++i)
     outs.push_back(zeros<T>({s.m, s.n}).partition({tile.first, tile.second}));
   LaunchRing ring(std::move(launch), std::move(outs));
-  return median_ms_per_launch(ring, iterations);
+  const double ms = median_ms_per_launch(ring, iterations, Rounds::Drained);
+  while (ring.has_finished()) {  // the last one finished is the last launched
+    Partition<T, 2> out = ring.take_finished();
+    if (!ring.has_finished()) ok &= verify(std::move(out).unpartition().to_vector());
+  }
+  return ms;
 }
 
 void row(const std::string& name, Shape3 s, double ms) {
@@ -176,14 +184,19 @@ bool bench_tuned(const char* tag, Shape3 s, const Tensor<T>& a, const Tensor<T>&
   auto [c, a1, b1] = tuned_gemm<T>()(zeros<T>({s.m, s.n}), a, b).sync();
   const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   const Shape tile = c.tile_shape();
-  const bool ok = check(("tuned gemm " + std::string(tag)).c_str(),
-                        std::move(c).unpartition().to_vector(), ha, hb, nullptr, s);
+  bool ok = check(("tuned gemm " + std::string(tag)).c_str(),
+                  std::move(c).unpartition().to_vector(), ha, hb, nullptr, s);
   const std::string name = std::string("tessera gemm tuned ") + tag + " " + std::to_string(s.m) +
                            "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + " (" +
                            std::to_string(tile[0]) + "x" + std::to_string(tile[1]) + ")";
-  row(name, s, time_ring<T>(s, {tile[0], tile[1]}, iterations, [&](Partition<T, 2> out) {
-        return tuned_gemm<T>()(std::move(out).unpartition(), a, b);
-      }));
+  row(name, s,
+      time_ring<T>(
+          s, {tile[0], tile[1]}, iterations,
+          [&](Partition<T, 2> out) { return tuned_gemm<T>()(std::move(out).unpartition(), a, b); },
+          [&](const std::vector<T>& got) {
+            return check(("timed tuned gemm " + std::string(tag)).c_str(), got, ha, hb, nullptr, s);
+          },
+          ok));
   std::printf("%-44s first call %.0f ms (tuning, or reading the stored winner)\n", "", first_ms);
   return ok;
 }
@@ -217,9 +230,16 @@ bool bench_split_k(const char* tag, Shape3 s, const Tensor<T>& a, const Tensor<T
     ok &= check(what.c_str(), std::move(c).unpartition().to_vector(), ha, hb, nullptr, s);
     row("tessera gemm " + what + " " + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
             std::to_string(s.k),
-        s, time_ring<T>(s, {128, 128}, iterations, [&](Partition<T, 2> out) {
-          return split_k_gemm<T, BM, BN, BK>(std::move(out), a, b, splits);
-        }));
+        s,
+        time_ring<T>(
+            s, {128, 128}, iterations,
+            [&](Partition<T, 2> out) {
+              return split_k_gemm<T, BM, BN, BK>(std::move(out), a, b, splits);
+            },
+            [&](const std::vector<T>& got) {
+              return check(("timed " + what).c_str(), got, ha, hb, nullptr, s);
+            },
+            ok));
   }
   return ok;
 }
@@ -243,17 +263,29 @@ bool bench(const char* tag, Shape3 s, bool tuned, bool split_k = false) {
   ok &= check(("gemm " + std::string(tag)).c_str(), std::move(c).unpartition().to_vector(), ha, hb,
               nullptr, s);
   row(std::string("tessera gemm ") + tag + shape, s,
-      time_ring<T>(s, tile, iterations,
-                   [&](Partition<T, 2> out) { return gemm<T, BM, BN, BK>(std::move(out), a, b); }));
+      time_ring<T>(
+          s, tile, iterations,
+          [&](Partition<T, 2> out) { return gemm<T, BM, BN, BK>(std::move(out), a, b); },
+          [&](const std::vector<T>& got) {
+            return check(("timed gemm " + std::string(tag)).c_str(), got, ha, hb, nullptr, s);
+          },
+          ok));
 
   auto [e, a2, b2, bias2] =
       gemm_bias_relu<T, BM, BN, BK>(zeros<T>({s.m, s.n}).partition({BM, BN}), a, b, bias).sync();
   ok &= check(("gemm+bias+relu " + std::string(tag)).c_str(),
               std::move(e).unpartition().to_vector(), ha, hb, &hbias, s);
   row(std::string("tessera gemm+bias+relu ") + tag + shape, s,
-      time_ring<T>(s, tile, iterations, [&](Partition<T, 2> out) {
-        return gemm_bias_relu<T, BM, BN, BK>(std::move(out), a, b, bias);
-      }));
+      time_ring<T>(
+          s, tile, iterations,
+          [&](Partition<T, 2> out) {
+            return gemm_bias_relu<T, BM, BN, BK>(std::move(out), a, b, bias);
+          },
+          [&](const std::vector<T>& got) {
+            return check(("timed gemm+bias+relu " + std::string(tag)).c_str(), got, ha, hb, &hbias,
+                         s);
+          },
+          ok));
   if (tuned) ok &= bench_tuned<T>(tag, s, a, b, ha, hb, iterations);
   if (split_k) {
     ok &= bench_split_k<T, 128, 256, 64>(tag, s, a, b, ha, hb, iterations);
