@@ -1,10 +1,12 @@
 // Decode-shaped linear layers (linear.hpp): each block owns Rows rows of w (Rows outputs of one row
-// of x) and walks K in chunks of Chunk elements, accumulating x * w elementwise into a [Rows,
-// Chunk] f32 tile; the sum along K comes once, after the loop. The block's reads of w are Rows
-// contiguous runs of Chunk elements, so wide vector loads; there is no split over K (that would
-// need an accumulating output), so the parallelism is N / Rows blocks. The shape is chosen per
-// (GPU architecture, dtypes, shape bucket) by the autotuner among a few candidates; on the CPU
-// backend the first candidate runs, untimed.
+// of x) and walks K in chunks of Chunk elements, summing each chunk's products x * w along K into
+// a [Rows, 1] f32 column (a row of a [Rows, Chunk] tile is one warp's, so the sum is shuffles, and
+// no [Rows, Chunk] accumulator holds registers across the loop). A chunk as long as K makes the
+// loop one step: every load of the block is in flight at once, one wait on memory a block. The
+// block's reads of w are Rows contiguous runs of Chunk elements, so wide vector loads; there is no
+// split over K (that would need an accumulating output), so the parallelism is N / Rows blocks. The
+// shape is chosen per (GPU architecture, dtypes, shape bucket) by the autotuner among a few
+// candidates; on the CPU backend the first candidate runs, untimed.
 #include <string>
 
 #include <tessera/tune.hpp>
@@ -21,13 +23,14 @@ using namespace tessera::tile;
 template <int Rows, int Chunk, Element T>
 Tile<float> rows_dot(const In<T, 2>& x, const In<T, 2>& w) {
   const Index m = tile_index(0), j = tile_index(1);
-  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> acc = Tile<float>::zeros({Rows, 1});
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   for_range(0, chunks, [&](Index k) {
-    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
-              load(x, {m, k}, {1, Chunk}).template cast<float>(), acc);
+    acc = acc + sum(load(w, {j, k}, {Rows, Chunk}).template cast<float>() *
+                        load(x, {m, k}, {1, Chunk}).template cast<float>(),
+                    1);
   });
-  return sum(acc, 1).reshape({1, Rows});
+  return acc.reshape({1, Rows});
 }
 
 template <Element T, int Rows, int Chunk>
@@ -66,12 +69,13 @@ TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
-  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> acc = Tile<float>::zeros({Rows, 1});
   for_range(0, chunks, [&](Index k) {
-    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
-              normed_chunk<Chunk>(x, norm_w, m, k, inv), acc);
+    acc = acc + sum(load(w, {j, k}, {Rows, Chunk}).template cast<float>() *
+                        normed_chunk<Chunk>(x, norm_w, m, k, inv),
+                    1);
   });
-  y.store(sum(acc, 1).reshape({1, Rows}).template cast<T>());
+  y.store(acc.reshape({1, Rows}).template cast<T>());
 };
 
 // silu(rms_norm(x) @ w_gate^T) * (rms_norm(x) @ w_up^T), the norm recomputed per block likewise.
@@ -81,15 +85,15 @@ TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
-  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
-  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> gate = Tile<float>::zeros({Rows, 1});
+  Tile<float> up = Tile<float>::zeros({Rows, 1});
   for_range(0, chunks, [&](Index k) {
     const Tile<float> xk = normed_chunk<Chunk>(x, norm_w, m, k, inv);
-    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
-    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+    gate = gate + sum(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
+    up = up + sum(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
   });
-  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
-  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  const Tile<float> g = gate.reshape({1, Rows});
+  const Tile<float> u = up.reshape({1, Rows});
   y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
 };
 
@@ -102,16 +106,16 @@ TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
   const Index m = tile_index(0), j = tile_index(1);
-  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
-  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> gate = Tile<float>::zeros({Rows, 1});
+  Tile<float> up = Tile<float>::zeros({Rows, 1});
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   for_range(0, chunks, [&](Index k) {
     const Tile<float> xk = load(x, {m, k}, {1, Chunk}).template cast<float>();
-    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
-    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+    gate = gate + sum(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
+    up = up + sum(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
   });
-  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
-  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  const Tile<float> g = gate.reshape({1, Rows});
+  const Tile<float> u = up.reshape({1, Rows});
   y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
 };
 
@@ -121,18 +125,19 @@ tune::Options tuning() {
   return o;
 }
 
-// Candidates: one row of w a block (the most blocks: a 1024-output layer still fills the GPU)
-// up to 8 rows of 256 (fewer, longer-lived blocks for the 152k-row LM head); the planner gives
-// a [1, 1024] tile one warp (32 values a thread), so 512-element chunks halve the registers.
-// The first is what the CPU backend runs.
+// Candidates: one row of w a block in 512-element chunks (session 10's best on every Qwen3 shape:
+// the most blocks, a 1024-output layer still fills the GPU), and tiles of 4 or 8 rows of 1024 or 2
+// of 2048 (one loop step for K = 1024 / 2048: every load of a block in flight at once; the planner
+// gives a [4, 1024] tile four warps, a row each, 32 values a thread). The first is what the CPU
+// backend runs.
 #define TESSERA_LINEAR_TUNER(kernel)                                                               \
   template <Element T>                                                                             \
   const auto& kernel##_tuned() {                                                                   \
     static const auto tuner = tune::candidates(std::string("kernels.") + #kernel,                  \
-                                               tune::config("1x1024", kernel<T, 1, 1024>, {1, 1}), \
                                                tune::config("1x512", kernel<T, 1, 512>, {1, 1}),   \
-                                               tune::config("2x512", kernel<T, 2, 512>, {1, 2}),   \
-                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}))   \
+                                               tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}), \
+                                               tune::config("8x1024", kernel<T, 8, 1024>, {1, 8}), \
+                                               tune::config("2x2048", kernel<T, 2, 2048>, {1, 2})) \
                                   .with_options(tuning());                                         \
     return tuner;                                                                                  \
   }

@@ -125,9 +125,15 @@ class Planner {
     int mma_threads = 32;
     bool reduces = false;
     // A reduction across the rows of a tile (along an axis other than the last, over more than
-    // one element): not a row-wise kernel (decode attention's probabilities times values, its
-    // combine's weighted sum of chunks), so no occupancy request below.
+    // one element), or one inside a loop: not a one-pass row-wise kernel (decode attention's
+    // probabilities times values, its combine's weighted sum of chunks; linear's dot products
+    // summed chunk by chunk along K), so no occupancy request below.
     bool across_rows = false;
+    for (const ir::Op& op : f_.body.ops)
+      if (op.kind == OpKind::For)
+        ir::walk(op.regions[0], [&](const ir::Op& inner) {
+          across_rows |= ir::op_info(inner.kind).cls == OpClass::Reduce;
+        });
     std::vector<int64_t> loaded;  // elements of each tile loaded from memory
     // No op that works across threads by its nature. Others may still turn out to (a broadcast
     // through shared memory, a repeated store's barrier): emit() then plans without the split.
@@ -201,7 +207,8 @@ class Planner {
     // threads, a block per row): RMSNorm 8192^2 2915 -> 3548, 32768x4096 3317 -> 3684; LayerNorm
     // 2310 -> 2920, 2901 -> 3294. The persistent grid costs softmax 7-10%: it keeps a block a row.
     // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
-    // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64.)
+    // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
+    // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
     if (across_rows) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
