@@ -55,7 +55,15 @@ void store_ml(const Out<float, 4>& m_out, const Out<float, 4>& l_out, const Tile
 // keys(j) gives tile j's keys and values as [Rows, D] f32 tiles; one (m, l, acc) for the whole
 // tile, reduced across its rows every tile. Stores the chunk's unnormalized output and its (m, l).
 // A contiguous cache's chunk is one tile (the loop runs once, or not at all past the length).
-template <int Rows, int Chunk, class KeyTiles>
+//
+// Every reduction is along a tile's last axis (the code generator's fast path: registers, then
+// shuffles, then one exchange between warps): the scores as a [1, Rows] row, and the values
+// transposed, [D, Rows], so that p * V sums along the positions as rows. (A sum along axis 0 goes
+// through shared memory, each result element summed by one thread in a serial chain: 256 dependent
+// steps for a [32, 128] tile, most of the ~30 us a layer the kernel took.) The transpose of a
+// [Rows, D] tile goes through shared memory, so pages of 256 positions (a [256, 128] f32 tile,
+// 128 KB) keep the column form (ColumnSums).
+template <int Rows, int Chunk, bool ColumnSums, class KeyTiles>
 void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
                    const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,
                    const Tile<float>& scale, KeyTiles&& keys) {
@@ -69,6 +77,20 @@ void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
   Tile<float> acc = Tile<float>::zeros({1, dim});
   for_range(first_tile, end_tile, [&](Index j) {
     const auto [kt, vt] = keys(j);
+    if constexpr (!ColumnSums) {
+      const Index key = iota<int32_t>({1, Rows}, 1) + j * Rows;
+      const Tile<float> s =  // [1, Rows]
+          select(key < len, (sum(kt * qt, 1) * scale).reshape({1, Rows}), -INFINITY);
+      const Tile<float> m_new = maximum(m, max(s, 1));
+      const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+      const Tile<float> alpha = exp(m - shift);
+      const Tile<float> p = exp(s - shift);
+      // The value tile's load first (see below).
+      acc = sum(vt.transpose() * p, 1).reshape({1, dim}) + acc * alpha;
+      l = l * alpha + sum(p, 1);
+      m = m_new;
+      return;
+    }
     const Index key = iota<int32_t>({Rows, 1}, 0) + j * Rows;
     const Tile<float> s = select(key < len, sum(kt * qt, 1) * scale, -INFINITY);  // [Rows, 1]
     const Tile<float> m_new = maximum(m, max(s, 0));
@@ -104,7 +126,7 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_o
   // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
   // kernel an error report, which a captured graph copies out in a node of its own.
   const Index len = load(lengths, {b}, {1}).reshape({});
-  chunk_softmax<kCacheChunk, kCacheChunk>(
+  chunk_softmax<kCacheChunk, kCacheChunk, false>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
                              position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
@@ -121,7 +143,7 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_pages.dim(2)).template cast<int32_t>();
   const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
-  chunk_softmax<Page, kChunk>(
+  chunk_softmax<Page, kChunk, true>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
         const Index first_row = Index::zeros({});
@@ -149,17 +171,19 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<fl
   Tile<float> num = Tile<float>::zeros({1, dim});
   Tile<float> den = Tile<float>::zeros({1, 1});
   for_range(0, steps, [&](Index c) {
+    // The chunks along the last axis, as chunk_softmax's scores: m, l and weight [1, kCombine],
+    // acc transposed to [D, kCombine].
     const Tile<float> m =
-        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({kCombine, 1});
-    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({kCombine, 1});
+        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({1, kCombine});
+    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({1, kCombine});
     const Tile<float> acc =
         load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
-    const Tile<float> m_new = maximum(big_m, max(m, 0));
+    const Tile<float> m_new = maximum(big_m, max(m, 1));
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(big_m - shift), weight = exp(m - shift);
     // acc's load first (the order is chunk_softmax's): before the max's barriers, with m's.
-    num = sum(acc * weight, 0) + num * alpha;
-    den = den * alpha + sum(l * weight, 0);
+    num = sum(acc.transpose() * weight, 1).reshape({1, dim}) + num * alpha;
+    den = den * alpha + sum(l * weight, 1);
     big_m = m_new;
   });
   Shape tile(R, 1);
