@@ -78,6 +78,31 @@ TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 
   y.store(acc.reshape({1, Rows}).template cast<T>());
 };
 
+// The same for rows of at most Width elements (the host checks K <= Width), without a loop: the
+// weight tile's load comes first (it is the product's first operand), so it is in flight with the
+// row's while the rms is reduced, one wait on memory a block instead of the row's and then the
+// weights'. Padded past K: zeros add nothing to the squares (inv_k is 1 / K) or to the products.
+template <int Width, Element T>
+Tile<float> whole_normed_row(const In<T, 2>& x, const In<T, 1>& norm_w, const Index& m,
+                             const Tile<float>& eps, const Tile<float>& inv_k) {
+  const Tile<float> xr = load(x, {m, 0}, {1, Width}).template cast<float>();
+  const Tile<float> inv = rsqrt(sum(xr * xr, 1) * inv_k + eps);
+  return (xr * inv * load(norm_w, {0}, {Width}).template cast<float>().reshape({1, Width}))
+      .template cast<T>()
+      .template cast<float>();
+}
+
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
+               Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  y.store(sum(load(w, {j, 0}, {Rows, Width}).template cast<float>() *
+                  whole_normed_row<Width>(x, norm_w, m, eps, inv_k),
+              1)
+              .reshape({1, Rows})
+              .template cast<T>());
+};
+
 // silu(rms_norm(x) @ w_gate^T) * (rms_norm(x) @ w_up^T), the norm recomputed per block likewise.
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w_gate,
@@ -94,6 +119,20 @@ TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
   });
   const Tile<float> g = gate.reshape({1, Rows});
   const Tile<float> u = up.reshape({1, Rows});
+  y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
+};
+
+// linear_rows_swiglu_rms's rows of at most Width elements, as linear_rows_rms_whole. (w_up's
+// load comes after the gate's sum: placed by its first use.)
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_swiglu_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
+               In<T, 2> w_gate, In<T, 2> w_up, Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Tile<float> xn = whole_normed_row<Width>(x, norm_w, m, eps, inv_k);
+  const Tile<float> g =
+      sum(load(w_gate, {j, 0}, {Rows, Width}).template cast<float>() * xn, 1).reshape({1, Rows});
+  const Tile<float> u =
+      sum(load(w_up, {j, 0}, {Rows, Width}).template cast<float>() * xn, 1).reshape({1, Rows});
   y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
 };
 
@@ -148,6 +187,27 @@ TESSERA_LINEAR_TUNER(linear_rows_swiglu_rms)
 TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 #undef TESSERA_LINEAR_TUNER
 
+// Rows of at most kWhole elements (Qwen3-0.6B's hidden size: its q/k/v, gate/up and LM head
+// inputs) also try the loop-free kernels (the first, which the CPU backend runs); the loop
+// kernels stay candidates.
+constexpr int kWhole = 1024;
+#define TESSERA_LINEAR_WHOLE_TUNER(kernel)                                         \
+  template <Element T>                                                             \
+  const auto& kernel##_whole_tuned() {                                             \
+    static const auto tuner =                                                      \
+        tune::candidates(std::string("kernels.") + #kernel + "_whole",             \
+                         tune::config("w4", kernel##_whole<T, 4, kWhole>, {1, 4}), \
+                         tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}),       \
+                         tune::config("1x512", kernel<T, 1, 512>, {1, 1}),         \
+                         tune::config("w8", kernel##_whole<T, 8, kWhole>, {1, 8}), \
+                         tune::config("w2", kernel##_whole<T, 2, kWhole>, {1, 2})) \
+            .with_options(tuning());                                               \
+    return tuner;                                                                  \
+  }
+TESSERA_LINEAR_WHOLE_TUNER(linear_rows_rms)
+TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
+#undef TESSERA_LINEAR_WHOLE_TUNER
+
 template <Element T>
 void check_weight(const char* fn, const Tensor<T, 2>& x, const char* w_name, const Tensor<T, 2>& w,
                   SourceLoc l) {
@@ -188,11 +248,13 @@ Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_wei
   const int64_t m = x.dim(0), n = w.dim(0);
   auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
   if (m == 0 || n == 0) return y;
-  auto [y1, x1, nw1, w1, e1, k1] =
-      linear_rows_rms_tuned<T>()(std::move(y), x, norm_weight, w, eps,
-                                 static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
-          .sync();
-  return std::move(y1).unpartition();
+  const auto inv_k = static_cast<float>(1.0 / static_cast<double>(x.dim(1)));
+  auto run = [&](const auto& tuner) {
+    auto [y1, x1, nw1, w1, e1, k1] = tuner(std::move(y), x, norm_weight, w, eps, inv_k).sync();
+    return std::move(y1).unpartition();
+  };
+  return x.dim(1) <= kWhole ? run(linear_rows_rms_whole_tuned<T>())
+                            : run(linear_rows_rms_tuned<T>());
 }
 
 template <Element T>
@@ -208,11 +270,14 @@ Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& n
   const int64_t m = x.dim(0), n = w_gate.dim(0);
   auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
   if (m == 0 || n == 0) return y;
-  auto [y1, x1, nw1, g1, u1, e1, k1] =
-      linear_rows_swiglu_rms_tuned<T>()(std::move(y), x, norm_weight, w_gate, w_up, eps,
-                                        static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
-          .sync();
-  return std::move(y1).unpartition();
+  const auto inv_k = static_cast<float>(1.0 / static_cast<double>(x.dim(1)));
+  auto run = [&](const auto& tuner) {
+    auto [y1, x1, nw1, g1, u1, e1, k1] =
+        tuner(std::move(y), x, norm_weight, w_gate, w_up, eps, inv_k).sync();
+    return std::move(y1).unpartition();
+  };
+  return x.dim(1) <= kWhole ? run(linear_rows_swiglu_rms_whole_tuned<T>())
+                            : run(linear_rows_swiglu_rms_tuned<T>());
 }
 
 template <Element T>
