@@ -22,25 +22,17 @@ namespace {
 
 using namespace tessera::tile;
 
-// A contiguous cache: chunks of kCacheChunk positions in key tiles of BN rows. Each of a tile's
-// BN rows keeps its own running softmax (m, l, acc) across the chunk's tiles, so the loop has no
-// reduction across rows (only the dot products along D, within a row's threads); the rows are
-// combined once, after the loop. BN = 2 makes a [2, D] tile one warp's at D = 128 (8 values a
-// thread): ptxas (sm_90a, bf16, D = 128) spills 16 bytes, against 264 at BN = 4 and ~560 for
-// the earlier [16, 128] tiles with a cross-row reduction every tile. Measured on the H200 (ncu of
-// one graph replay, Qwen3-0.6B shapes, ~545 positions, per layer): [16, 128] tiles in 64-position
-// chunks 36 us + a one-chunk-a-step combine 14 us; [2, 128] tiles in 32-position chunks 28.8 us
-// + 20.5 us (combine of 4 chunks a step); 64-position chunks with two tiles loaded per step
-// (kUnroll = 2: 124 bytes of spills) 56.5 us + 14.4 us, so kUnroll stays 1.
-constexpr int BN = 2;
+// A contiguous cache: chunks of kCacheChunk positions, each read as ONE [kCacheChunk, D] key
+// tile and one value tile whose loads are all issued before any is used, so a block waits on
+// memory once, not once per key tile (the earlier kernels walked [2, D] or [16, D] tiles in a
+// loop: a serial chain of dependent loads, latency-bound at ~30 us a layer for ~2 MB). The
+// planner gives a [32, 128] tile four warps (32 values a thread).
 constexpr int kCacheChunk = 32;
-// Key tiles a loop step loads before it uses any.
-constexpr int kUnroll = 1;
-// Chunks a combine step reads at once.
-constexpr int kCombine = 4;
+// Chunks a combine step reads at once: one step covers 32 * 32 = 1024 positions (a loop step is
+// another wait on memory).
+constexpr int kCombine = 32;
 // A paged cache: chunks of kDecodeChunk positions, in tiles of one page.
 constexpr int kChunk = static_cast<int>(kDecodeChunk);
-static_assert(kCacheChunk % BN == 0, "a chunk is a whole number of key tiles");
 
 // The query row of this block's (sequence b, head h), [1, D] in f32.
 template <Element T>
@@ -60,50 +52,18 @@ void store_ml(const Out<float, 4>& m_out, const Out<float, 4>& l_out, const Tile
 }
 
 // The online softmax of this block's chunk of cache positions, in key tiles of Rows positions:
-// keys(j) gives tile j's keys and values as [Rows, D] f32 tiles. Row r of the tiles keeps its own
-// (m, l, acc) over positions r, r + Rows, ... of the chunk (no cross-row step in the loop); the
-// rows are combined after it. Stores the chunk's unnormalized output and its (m, l).
-template <int Rows, int Chunk, class KeyTiles>
-void chunk_softmax_rows(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
-                        const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,
-                        const Tile<float>& scale, KeyTiles&& keys) {
-  static_assert(Chunk % (Rows * kUnroll) == 0, "a chunk is a whole number of loop steps");
-  const int64_t dim = acc_out.shape()[3];
-  const Index chunk = tile_index(2);
-  const Index first_step = chunk * (Chunk / (Rows * kUnroll));
-  const Index end_step =
-      (minimum(len, (chunk + 1) * Chunk) + (Rows * kUnroll - 1)) / (Rows * kUnroll);
-  Tile<float> m = Tile<float>::full({Rows, 1}, -INFINITY);
-  Tile<float> l = Tile<float>::zeros({Rows, 1});
-  Tile<float> acc = Tile<float>::zeros({Rows, dim});
-  for_range(first_step, end_step, [&](Index step) {
-    // Every tile's loads first, so they are in flight together (a barrier of the updates would
-    // keep a later load from being moved above it).
-    std::vector<KeyValueTiles> tiles;
-    for (int u = 0; u < kUnroll; ++u) tiles.push_back(keys(step * kUnroll + u));
-    for (int u = 0; u < kUnroll; ++u) {
-      const Index key = iota<int32_t>({Rows, 1}, 0) + (step * kUnroll + u) * Rows;
-      const Tile<float> s =
-          select(key < len, sum(tiles[u].k * qt, 1) * scale, -INFINITY);  // [Rows, 1]
-      const Tile<float> m_new = maximum(m, s);
-      // A row that has seen no visible key keeps m = -inf: subtract 0 so exp() gives 0, not NaN.
-      const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
-      const Tile<float> alpha = exp(m - shift);
-      const Tile<float> p = exp(s - shift);
-      l = l * alpha + p;
-      acc = acc * alpha + p * tiles[u].v;
-      m = m_new;
-    }
-  });
-  const Tile<float> big_m = max(m, 0);  // [1, 1]
-  const Tile<float> weight = exp(m - select(big_m != -INFINITY, big_m, 0.0f));
-  acc_out.store(sum(acc * weight, 0).reshape({1, 1, 1, dim}));
-  store_ml(m_out, l_out, big_m, sum(l * weight, 0));
-}
-
-// The same with one (m, l, acc) for the whole tile, reduced across its rows every tile: for pages
-// of up to 256 positions, whose per-row state would not fit the registers.
-template <int Rows, int Chunk, class KeyTiles>
+// keys(j) gives tile j's keys and values as [Rows, D] f32 tiles; one (m, l, acc) for the whole
+// tile, reduced across its rows every tile. Stores the chunk's unnormalized output and its (m, l).
+// A contiguous cache's chunk is one tile (the loop runs once, or not at all past the length).
+//
+// Every reduction is along a tile's last axis (the code generator's fast path: registers, then
+// shuffles, then one exchange between warps): the scores as a [1, Rows] row, and the values
+// transposed, [D, Rows], so that p * V sums along the positions as rows. (A sum along axis 0 goes
+// through shared memory, each result element summed by one thread in a serial chain: 256 dependent
+// steps for a [32, 128] tile, most of the ~30 us a layer the kernel took.) The transpose of a
+// [Rows, D] tile goes through shared memory, so pages of 256 positions (a [256, 128] f32 tile,
+// 128 KB) keep the column form (ColumnSums).
+template <int Rows, int Chunk, bool ColumnSums, class KeyTiles>
 void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
                    const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,
                    const Tile<float>& scale, KeyTiles&& keys) {
@@ -117,14 +77,32 @@ void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
   Tile<float> acc = Tile<float>::zeros({1, dim});
   for_range(first_tile, end_tile, [&](Index j) {
     const auto [kt, vt] = keys(j);
+    if constexpr (!ColumnSums) {
+      const Index key = iota<int32_t>({1, Rows}, 1) + j * Rows;
+      const Tile<float> s =  // [1, Rows]
+          select(key < len, (sum(kt * qt, 1) * scale).reshape({1, Rows}), -INFINITY);
+      const Tile<float> m_new = maximum(m, max(s, 1));
+      const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+      const Tile<float> alpha = exp(m - shift);
+      const Tile<float> p = exp(s - shift);
+      // The value tile's load first (see below).
+      acc = sum(vt.transpose() * p, 1).reshape({1, dim}) + acc * alpha;
+      l = l * alpha + sum(p, 1);
+      m = m_new;
+      return;
+    }
     const Index key = iota<int32_t>({Rows, 1}, 0) + j * Rows;
     const Tile<float> s = select(key < len, sum(kt * qt, 1) * scale, -INFINITY);  // [Rows, 1]
     const Tile<float> m_new = maximum(m, max(s, 0));
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(m - shift);
     const Tile<float> p = exp(s - shift);
+    // acc first, and vt first in it: the loop's carried values are ordered by first assignment
+    // and canonical_order places each pure op before its first use, operands left to right, so
+    // this puts the value tile's load before the key tile's, both ahead of the first reduction
+    // (whose barriers would otherwise keep the value load waiting until the scores are done).
+    acc = sum(vt * p, 0) + acc * alpha;
     l = l * alpha + sum(p, 0);
-    acc = acc * alpha + sum(p * vt, 0);
     m = m_new;
   });
   acc_out.store(acc.reshape({1, 1, 1, dim}));
@@ -148,10 +126,10 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_o
   // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
   // kernel an error report, which a captured graph copies out in a node of its own.
   const Index len = load(lengths, {b}, {1}).reshape({});
-  chunk_softmax_rows<BN, kCacheChunk>(
+  chunk_softmax<kCacheChunk, kCacheChunk, false>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, BN, dim),
-                             position_rows(v_cache, b, j, kv_head, BN, dim)};
+        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
+                             position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
       });
 };
 
@@ -165,7 +143,7 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
   const Index b = tile_index(0), h = tile_index(1);
   const Index kv_head = h / (q.dim(1) / k_pages.dim(2)).template cast<int32_t>();
   const Index len = load(lengths, {b}, {1}, Pad::none()).reshape({});
-  chunk_softmax<Page, kChunk>(
+  chunk_softmax<Page, kChunk, true>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
         const Index page = load(block_table, {b, j}, {1, 1}, Pad::none()).reshape({});
         const Index first_row = Index::zeros({});
@@ -193,16 +171,19 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<fl
   Tile<float> num = Tile<float>::zeros({1, dim});
   Tile<float> den = Tile<float>::zeros({1, 1});
   for_range(0, steps, [&](Index c) {
+    // The chunks along the last axis, as chunk_softmax's scores: m, l and weight [1, kCombine],
+    // acc transposed to [D, kCombine].
     const Tile<float> m =
-        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({kCombine, 1});
-    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({kCombine, 1});
+        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({1, kCombine});
+    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({1, kCombine});
     const Tile<float> acc =
         load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
-    const Tile<float> m_new = maximum(big_m, max(m, 0));
+    const Tile<float> m_new = maximum(big_m, max(m, 1));
     const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
     const Tile<float> alpha = exp(big_m - shift), weight = exp(m - shift);
-    num = num * alpha + sum(acc * weight, 0);
-    den = den * alpha + sum(l * weight, 0);
+    // acc's load first (the order is chunk_softmax's): before the max's barriers, with m's.
+    num = sum(acc.transpose() * weight, 1).reshape({1, dim}) + num * alpha;
+    den = den * alpha + sum(l * weight, 1);
     big_m = m_new;
   });
   Shape tile(R, 1);

@@ -1,10 +1,12 @@
 // Decode-shaped linear layers (linear.hpp): each block owns Rows rows of w (Rows outputs of one row
-// of x) and walks K in chunks of Chunk elements, accumulating x * w elementwise into a [Rows,
-// Chunk] f32 tile; the sum along K comes once, after the loop. The block's reads of w are Rows
-// contiguous runs of Chunk elements, so wide vector loads; there is no split over K (that would
-// need an accumulating output), so the parallelism is N / Rows blocks. The shape is chosen per
-// (GPU architecture, dtypes, shape bucket) by the autotuner among a few candidates; on the CPU
-// backend the first candidate runs, untimed.
+// of x) and walks K in chunks of Chunk elements, summing each chunk's products x * w along K into
+// a [Rows, 1] f32 column (a row of a [Rows, Chunk] tile is one warp's, so the sum is shuffles, and
+// no [Rows, Chunk] accumulator holds registers across the loop). A chunk as long as K makes the
+// loop one step: every load of the block is in flight at once, one wait on memory a block. The
+// block's reads of w are Rows contiguous runs of Chunk elements, so wide vector loads; there is no
+// split over K (that would need an accumulating output), so the parallelism is N / Rows blocks. The
+// shape is chosen per (GPU architecture, dtypes, shape bucket) by the autotuner among a few
+// candidates; on the CPU backend the first candidate runs, untimed.
 #include <string>
 
 #include <tessera/tune.hpp>
@@ -21,13 +23,14 @@ using namespace tessera::tile;
 template <int Rows, int Chunk, Element T>
 Tile<float> rows_dot(const In<T, 2>& x, const In<T, 2>& w) {
   const Index m = tile_index(0), j = tile_index(1);
-  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> acc = Tile<float>::zeros({Rows, 1});
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   for_range(0, chunks, [&](Index k) {
-    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
-              load(x, {m, k}, {1, Chunk}).template cast<float>(), acc);
+    acc = acc + sum(load(w, {j, k}, {Rows, Chunk}).template cast<float>() *
+                        load(x, {m, k}, {1, Chunk}).template cast<float>(),
+                    1);
   });
-  return sum(acc, 1).reshape({1, Rows});
+  return acc.reshape({1, Rows});
 }
 
 template <Element T, int Rows, int Chunk>
@@ -66,12 +69,38 @@ TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
-  Tile<float> acc = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> acc = Tile<float>::zeros({Rows, 1});
   for_range(0, chunks, [&](Index k) {
-    acc = fma(load(w, {j, k}, {Rows, Chunk}).template cast<float>(),
-              normed_chunk<Chunk>(x, norm_w, m, k, inv), acc);
+    acc = acc + sum(load(w, {j, k}, {Rows, Chunk}).template cast<float>() *
+                        normed_chunk<Chunk>(x, norm_w, m, k, inv),
+                    1);
   });
-  y.store(sum(acc, 1).reshape({1, Rows}).template cast<T>());
+  y.store(acc.reshape({1, Rows}).template cast<T>());
+};
+
+// The same for rows of at most Width elements (the host checks K <= Width), without a loop: the
+// weight tile's load comes first (it is the product's first operand), so it is in flight with the
+// row's while the rms is reduced, one wait on memory a block instead of the row's and then the
+// weights'. Padded past K: zeros add nothing to the squares (inv_k is 1 / K) or to the products.
+template <int Width, Element T>
+Tile<float> whole_normed_row(const In<T, 2>& x, const In<T, 1>& norm_w, const Index& m,
+                             const Tile<float>& eps, const Tile<float>& inv_k) {
+  const Tile<float> xr = load(x, {m, 0}, {1, Width}).template cast<float>();
+  const Tile<float> inv = rsqrt(sum(xr * xr, 1) * inv_k + eps);
+  return (xr * inv * load(norm_w, {0}, {Width}).template cast<float>().reshape({1, Width}))
+      .template cast<T>()
+      .template cast<float>();
+}
+
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
+               Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  y.store(sum(load(w, {j, 0}, {Rows, Width}).template cast<float>() *
+                  whole_normed_row<Width>(x, norm_w, m, eps, inv_k),
+              1)
+              .reshape({1, Rows})
+              .template cast<T>());
 };
 
 // silu(rms_norm(x) @ w_gate^T) * (rms_norm(x) @ w_up^T), the norm recomputed per block likewise.
@@ -81,15 +110,29 @@ TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
-  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
-  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> gate = Tile<float>::zeros({Rows, 1});
+  Tile<float> up = Tile<float>::zeros({Rows, 1});
   for_range(0, chunks, [&](Index k) {
     const Tile<float> xk = normed_chunk<Chunk>(x, norm_w, m, k, inv);
-    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
-    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+    gate = gate + sum(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
+    up = up + sum(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
   });
-  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
-  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  const Tile<float> g = gate.reshape({1, Rows});
+  const Tile<float> u = up.reshape({1, Rows});
+  y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
+};
+
+// linear_rows_swiglu_rms's rows of at most Width elements, as linear_rows_rms_whole. (w_up's
+// load comes after the gate's sum: placed by its first use.)
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_swiglu_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
+               In<T, 2> w_gate, In<T, 2> w_up, Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Tile<float> xn = whole_normed_row<Width>(x, norm_w, m, eps, inv_k);
+  const Tile<float> g =
+      sum(load(w_gate, {j, 0}, {Rows, Width}).template cast<float>() * xn, 1).reshape({1, Rows});
+  const Tile<float> u =
+      sum(load(w_up, {j, 0}, {Rows, Width}).template cast<float>() * xn, 1).reshape({1, Rows});
   y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
 };
 
@@ -102,16 +145,16 @@ TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
   const Index m = tile_index(0), j = tile_index(1);
-  Tile<float> gate = Tile<float>::zeros({Rows, Chunk});
-  Tile<float> up = Tile<float>::zeros({Rows, Chunk});
+  Tile<float> gate = Tile<float>::zeros({Rows, 1});
+  Tile<float> up = Tile<float>::zeros({Rows, 1});
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   for_range(0, chunks, [&](Index k) {
     const Tile<float> xk = load(x, {m, k}, {1, Chunk}).template cast<float>();
-    gate = fma(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>(), xk, gate);
-    up = fma(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>(), xk, up);
+    gate = gate + sum(load(w_gate, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
+    up = up + sum(load(w_up, {j, k}, {Rows, Chunk}).template cast<float>() * xk, 1);
   });
-  const Tile<float> g = sum(gate, 1).reshape({1, Rows});
-  const Tile<float> u = sum(up, 1).reshape({1, Rows});
+  const Tile<float> g = gate.reshape({1, Rows});
+  const Tile<float> u = up.reshape({1, Rows});
   y.store((g / (exp(-g) + 1.0f) * u).template cast<T>());
 };
 
@@ -121,18 +164,19 @@ tune::Options tuning() {
   return o;
 }
 
-// Candidates: one row of w a block (the most blocks: a 1024-output layer still fills the GPU)
-// up to 8 rows of 256 (fewer, longer-lived blocks for the 152k-row LM head); the planner gives
-// a [1, 1024] tile one warp (32 values a thread), so 512-element chunks halve the registers.
-// The first is what the CPU backend runs.
+// Candidates: one row of w a block in 512-element chunks (session 10's best on every Qwen3 shape:
+// the most blocks, a 1024-output layer still fills the GPU), and tiles of 4 or 8 rows of 1024 or 2
+// of 2048 (one loop step for K = 1024 / 2048: every load of a block in flight at once; the planner
+// gives a [4, 1024] tile four warps, a row each, 32 values a thread). The first is what the CPU
+// backend runs.
 #define TESSERA_LINEAR_TUNER(kernel)                                                               \
   template <Element T>                                                                             \
   const auto& kernel##_tuned() {                                                                   \
     static const auto tuner = tune::candidates(std::string("kernels.") + #kernel,                  \
-                                               tune::config("1x1024", kernel<T, 1, 1024>, {1, 1}), \
                                                tune::config("1x512", kernel<T, 1, 512>, {1, 1}),   \
-                                               tune::config("2x512", kernel<T, 2, 512>, {1, 2}),   \
-                                               tune::config("8x256", kernel<T, 8, 256>, {1, 8}))   \
+                                               tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}), \
+                                               tune::config("8x1024", kernel<T, 8, 1024>, {1, 8}), \
+                                               tune::config("2x2048", kernel<T, 2, 2048>, {1, 2})) \
                                   .with_options(tuning());                                         \
     return tuner;                                                                                  \
   }
@@ -142,6 +186,27 @@ TESSERA_LINEAR_TUNER(linear_rows_rms)
 TESSERA_LINEAR_TUNER(linear_rows_swiglu_rms)
 TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 #undef TESSERA_LINEAR_TUNER
+
+// Rows of at most kWhole elements (Qwen3-0.6B's hidden size: its q/k/v, gate/up and LM head
+// inputs) also try the loop-free kernels (the first, which the CPU backend runs); the loop
+// kernels stay candidates.
+constexpr int kWhole = 1024;
+#define TESSERA_LINEAR_WHOLE_TUNER(kernel)                                         \
+  template <Element T>                                                             \
+  const auto& kernel##_whole_tuned() {                                             \
+    static const auto tuner =                                                      \
+        tune::candidates(std::string("kernels.") + #kernel + "_whole",             \
+                         tune::config("w4", kernel##_whole<T, 4, kWhole>, {1, 4}), \
+                         tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}),       \
+                         tune::config("1x512", kernel<T, 1, 512>, {1, 1}),         \
+                         tune::config("w8", kernel##_whole<T, 8, kWhole>, {1, 8}), \
+                         tune::config("w2", kernel##_whole<T, 2, kWhole>, {1, 2})) \
+            .with_options(tuning());                                               \
+    return tuner;                                                                  \
+  }
+TESSERA_LINEAR_WHOLE_TUNER(linear_rows_rms)
+TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
+#undef TESSERA_LINEAR_WHOLE_TUNER
 
 template <Element T>
 void check_weight(const char* fn, const Tensor<T, 2>& x, const char* w_name, const Tensor<T, 2>& w,
@@ -183,11 +248,13 @@ Tensor<T, 2> linear_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_wei
   const int64_t m = x.dim(0), n = w.dim(0);
   auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
   if (m == 0 || n == 0) return y;
-  auto [y1, x1, nw1, w1, e1, k1] =
-      linear_rows_rms_tuned<T>()(std::move(y), x, norm_weight, w, eps,
-                                 static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
-          .sync();
-  return std::move(y1).unpartition();
+  const auto inv_k = static_cast<float>(1.0 / static_cast<double>(x.dim(1)));
+  auto run = [&](const auto& tuner) {
+    auto [y1, x1, nw1, w1, e1, k1] = tuner(std::move(y), x, norm_weight, w, eps, inv_k).sync();
+    return std::move(y1).unpartition();
+  };
+  return x.dim(1) <= kWhole ? run(linear_rows_rms_whole_tuned<T>())
+                            : run(linear_rows_rms_tuned<T>());
 }
 
 template <Element T>
@@ -203,11 +270,14 @@ Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& n
   const int64_t m = x.dim(0), n = w_gate.dim(0);
   auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
   if (m == 0 || n == 0) return y;
-  auto [y1, x1, nw1, g1, u1, e1, k1] =
-      linear_rows_swiglu_rms_tuned<T>()(std::move(y), x, norm_weight, w_gate, w_up, eps,
-                                        static_cast<float>(1.0 / static_cast<double>(x.dim(1))))
-          .sync();
-  return std::move(y1).unpartition();
+  const auto inv_k = static_cast<float>(1.0 / static_cast<double>(x.dim(1)));
+  auto run = [&](const auto& tuner) {
+    auto [y1, x1, nw1, g1, u1, e1, k1] =
+        tuner(std::move(y), x, norm_weight, w_gate, w_up, eps, inv_k).sync();
+    return std::move(y1).unpartition();
+  };
+  return x.dim(1) <= kWhole ? run(linear_rows_swiglu_rms_whole_tuned<T>())
+                            : run(linear_rows_swiglu_rms_tuned<T>());
 }
 
 template <Element T>

@@ -31,8 +31,8 @@ TYPED_TEST_SUITE(LinearTest, Dtypes);
 // Products of values in [-1, 1] summed in f32 over K terms, then one rounding to T.
 template <class T>
 void expect_linear_near(const Tensor<T, 2>& y, const std::vector<double>& want,
-                        const std::string& what) {
-  expect_near(widen(y.to_vector()), want, 2 * unit_roundoff<T>(), static_cast<double>(K) * 1e-6,
+                        const std::string& what, int64_t k = K) {
+  expect_near(widen(y.to_vector()), want, 2 * unit_roundoff<T>(), static_cast<double>(k) * 1e-6,
               what);
 }
 
@@ -60,52 +60,63 @@ TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
 }
 
 // x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T, and the
-// SwiGLU pair on the same normalized rows.
-TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
-  using T = TypeParam;
-  TESSERA_REQUIRE_TEST_DEVICE();
+// SwiGLU pair on the same normalized rows, for rows of k elements.
+template <class T>
+void check_rms_norm_fused(int64_t k) {
   const Device d = test_device();
   const float eps = 1e-6f;
-  const auto x = random_values<T>(M * K, -1, 1, 21);
-  const auto nw = random_values<T>(K, 0.5, 1.5, 22);
-  const auto w = random_values<T>(N * K, -1, 1, 23);
-  const auto u = random_values<T>(N * K, -1, 1, 24);
+  const auto x = random_values<T>(M * k, -1, 1, 21);
+  const auto nw = random_values<T>(k, 0.5, 1.5, 22);
+  const auto w = random_values<T>(N * k, -1, 1, 23);
+  const auto u = random_values<T>(N * k, -1, 1, 24);
   std::vector<double> normed = widen(x);
   const std::vector<double> nwd = widen(nw);
   for (int64_t i = 0; i < M; ++i) {
     double squares = 0;
-    for (int64_t p = 0; p < K; ++p) squares += normed[i * K + p] * normed[i * K + p];
-    const double inv_rms = 1 / std::sqrt(squares / K + eps);
-    for (int64_t p = 0; p < K; ++p) {
-      const double v = normed[i * K + p] * inv_rms * nwd[p];
-      normed[i * K + p] = static_cast<double>(static_cast<float>(T(static_cast<float>(v))));
+    for (int64_t p = 0; p < k; ++p) squares += normed[i * k + p] * normed[i * k + p];
+    const double inv_rms = 1 / std::sqrt(squares / static_cast<double>(k) + eps);
+    for (int64_t p = 0; p < k; ++p) {
+      const double v = normed[i * k + p] * inv_rms * nwd[p];
+      normed[i * k + p] = static_cast<double>(static_cast<float>(T(static_cast<float>(v))));
     }
   }
-  const auto tx = from_host(x, {M, K}, d), tw = from_host(w, {N, K}, d);
+  const auto tx = from_host(x, {M, k}, d), tw = from_host(w, {N, k}, d);
   const auto tnw = from_host(nw, d);
   const Tensor<T, 2> y = kernels::linear_rms_norm(tx, tnw, eps, tw);
   EXPECT_EQ(y.shape(), (Shape{M, N}));
-  const std::vector<double> xw = matmul_nt(normed, widen(w), M, N, K);
-  expect_linear_near(y, xw, "rms_norm(x) w^T");
-  const std::vector<double> xu = matmul_nt(normed, widen(u), M, N, K);
+  const std::vector<double> xw = matmul_nt(normed, widen(w), M, N, k);
+  expect_linear_near(y, xw, "rms_norm(x) w^T", k);
+  const std::vector<double> xu = matmul_nt(normed, widen(u), M, N, k);
   std::vector<double> want(xw.size());
   for (size_t i = 0; i < want.size(); ++i) want[i] = xw[i] / (1 + std::exp(-xw[i])) * xu[i];
   // A normalized element the kernel (f32) and the reference (double) round to neighbouring T
   // values moves each dot by ~an ulp of T; the product carries each factor's error times the
   // other factor, so the bound is the dots' bound scaled by 1 + |gate| + |up|.
   const std::vector<double> got =
-      widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, K}, d)).to_vector());
+      widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, k}, d)).to_vector());
   ASSERT_EQ(got.size(), want.size());
   int bad = 0;
   for (size_t i = 0; i < want.size(); ++i) {
     const double bound = 2 * unit_roundoff<T>() * std::fabs(want[i]) +
-                         (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(K) * 1e-6;
+                         (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(k) * 1e-6;
     if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
-      ADD_FAILURE() << "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T): element " << i << " is "
-                    << got[i] << ", the reference is " << want[i] << " (bound " << bound
-                    << ", seed " << test_seed() << ")";
+      ADD_FAILURE() << "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T), K = " << k
+                    << ": element " << i << " is " << got[i] << ", the reference is " << want[i]
+                    << " (bound " << bound << ", seed " << test_seed() << ")";
   }
   EXPECT_EQ(bad, 0);
+}
+
+TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_rms_norm_fused<TypeParam>(K);
+}
+
+// Rows of at most 1024 elements take the loop-free kernels (linear.cpp's kWhole); 1000 leaves
+// the tile's last 24 columns padded.
+TYPED_TEST(LinearTest, RmsNormFusedOverShortRowsEqualsTheNormThenTheProduct) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_rms_norm_fused<TypeParam>(1000);
 }
 
 TEST(LinearArguments, AWeightInTheOtherLayoutIsRefusedWithBothShapes) {

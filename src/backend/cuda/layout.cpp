@@ -124,6 +124,16 @@ class Planner {
     int64_t largest = 1;
     int mma_threads = 32;
     bool reduces = false;
+    // A reduction across the rows of a tile (along an axis other than the last, over more than
+    // one element), or one inside a loop: not a one-pass row-wise kernel (decode attention's
+    // probabilities times values, its combine's weighted sum of chunks; linear's dot products
+    // summed chunk by chunk along K), so no occupancy request below.
+    bool across_rows = false;
+    for (const ir::Op& op : f_.body.ops)
+      if (op.kind == OpKind::For)
+        ir::walk(op.regions[0], [&](const ir::Op& inner) {
+          across_rows |= ir::op_info(inner.kind).cls == OpClass::Reduce;
+        });
     std::vector<int64_t> loaded;  // elements of each tile loaded from memory
     // No op that works across threads by its nature. Others may still turn out to (a broadcast
     // through shared memory, a repeated store's barrier): emit() then plans without the split.
@@ -150,7 +160,11 @@ class Planner {
         tile(type(op.results[0]).shape);
       } else if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan) {
         reduces = true;
-        tile(type(op.operands[0]).shape);
+        const Shape& in = type(op.operands[0]).shape;
+        tile(in);
+        if (cls == OpClass::Reduce && op.attrs.axis >= 0 &&
+            op.attrs.axis + 1 < static_cast<int>(in.size()) && in[op.attrs.axis] > 1)
+          across_rows = true;
       } else if (cls == OpClass::Mma) {
         const Shape& acc = type(op.results[0]).shape;
         if (mma_on_tensor_cores(type(op.operands[0]).dtype, op.attrs.tf32)) {
@@ -192,7 +206,12 @@ class Planner {
     // Measured on an H200 (bench/rowwise, f16 fast, GB/s, from 16 elements a thread, 1024
     // threads, a block per row): RMSNorm 8192^2 2915 -> 3548, 32768x4096 3317 -> 3684; LayerNorm
     // 2310 -> 2920, 2901 -> 3294. The persistent grid costs softmax 7-10%: it keeps a block a row.
-    if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
+    // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
+    // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
+    // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
+    if (across_rows) {
+      // no bound: the compiler's registers, one block per tile
+    } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
       p_.min_blocks = std::max(1, (row_sized > 1 ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
