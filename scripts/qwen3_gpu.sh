@@ -10,7 +10,9 @@
 # Ends with the PyTorch DLPack example (examples/python_dlpack, issue 13) on torch's stream.
 # Logs under $OUT: qwen3_build.log, qwen3_check.txt, qwen3_bench.txt, python_example.txt, and
 # the speed table qwen3_results.md with its plot qwen3_results.1.svg (scripts/plot_results.py).
-# QWEN3_EXE=path runs that prebuilt qwen3_tiny instead of building one.
+# QWEN3_EXE=path runs that prebuilt qwen3_tiny instead of building one; QWEN3_TORCH=0 leaves out
+# PyTorch eager's bench (the roofline then uses QWEN3_BANDWIDTH GB/s, default 4213: the copy
+# bandwidth torch measured on the H200) and QWEN3_PYTHON_EXAMPLE=0 the DLPack example.
 #   OUT=dir bash scripts/qwen3_gpu.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,21 +45,23 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
   echo "qwen3 check rc=$? ($((SECONDS - t)) s)"
 } >"$OUT/qwen3_check.txt" 2>&1
 grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.txt"
-{
+: >"$OUT/qwen3_bench.txt"
+[ "${QWEN3_TORCH:-1}" = 0 ] || {
   t=$SECONDS
   timeout 200 "$py" scripts/qwen3_reference.py --model "$model" --bench --steps 32 \
     --batches 1,4,16,64
   echo "torch bench rc=$? ($((SECONDS - t)) s)"
-} >"$OUT/qwen3_bench.txt" 2>&1
+} >>"$OUT/qwen3_bench.txt" 2>&1
 bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3_bench.txt")
 {
   t=$SECONDS
-  timeout 200 "$exe" --model "$model" --bench --bandwidth "${bw:-4800}" --batches 1,4,16,64
+  timeout 200 "$exe" --model "$model" --bench --bandwidth "${bw:-${QWEN3_BANDWIDTH:-4213}}" --batches 1,4,16,64
   echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
+[ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit 0
 BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
 echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
 tail -4 "$OUT/python_example.txt"
