@@ -377,8 +377,8 @@ void Emitter::end_materialized() {
 
 std::string Emitter::register_loop(ir::ValueId v) const {
   if (!vector_only_.empty() && layout(v).kind == LayoutKind::Distributed)
-    return "for (int i = (" + vector_only_ + ") * " + str(vec()) + "; i < (" + vector_only_ +
-           " + " + str(vector_group_) + ") * " + str(vec()) + "; ++i)";
+    return "for (int i = " + vector_only_ + " * " + str(vec()) + "; i < (" + vector_only_ + " + " +
+           str(vector_group_) + ") * " + str(vec()) + "; ++i)";
   return "for (int i = 0; i < " + str(registers(layout(v), type(v).shape)) + "; ++i)";
 }
 

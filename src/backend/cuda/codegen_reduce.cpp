@@ -75,7 +75,7 @@ void Emitter::reduce(const ir::Op& op) {
       unroll();
       line("for (int e = 0; e < ", group * v, "; ++e) p = ",
            combine(op.kind, "p",
-                   "(" + acc + ")" + name(src) + "[(" + vector_only_ + ") * " + str(v) + " + e]"),
+                   "(" + acc + ")" + name(src) + "[" + vector_only_ + " * " + str(v) + " + e]"),
            ";");
       vector_only_.clear();
       vector_group_ = 1;
