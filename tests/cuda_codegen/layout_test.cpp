@@ -4,6 +4,7 @@
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
+#include "runtime/scoped_env.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/backend/cuda/layout.hpp"
 #include "tile/trace_kernel.hpp"
@@ -186,6 +187,41 @@ TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
   EXPECT_NE(src.find("float p = -tsr_inf_f32();"), std::string::npos) << src;
   EXPECT_NE(src.find("#define TSR_LOADS_IN_PLACE 1"), std::string::npos);
   EXPECT_FALSE(b.compiled.ptx.empty());
+}
+
+TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
+  // Each streamed step tests once that the tile is inside, then loads its vector: one 16-byte
+  // load in flight per thread, which leaves a long-row softmax waiting on latency. A step of G
+  // vectors (stream_group; TESSERA_AB_STREAM_GROUP while it is measured) issues G loads under
+  // one test, and combines the same elements in the same order (results unchanged).
+  const ir::Function softmax = prepared(trace_kernel<Out<bfloat16>, In<bfloat16>>(
+      "long_softmax_bf16", {out_param("z", DType::BF16, {1, 65536}), in_param("x", DType::BF16, 2)},
+      [](Out<bfloat16> z, In<bfloat16> x) {
+        auto v = load_like(x, z, Pad::neg_inf()).cast<float>();
+        auto e = exp(v - max(v, 1));
+        z.store((e / sum(e, 1)).cast<bfloat16>());
+      }));
+  const auto count = [](const std::string& src, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  const Built one = build(softmax, aligned_spec(softmax, kSm90a));
+  // x's load in each of the three passes and z's store, each a fast and an edge path.
+  EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 8u);
+  Built two;
+  {
+    ScopedEnv group("TESSERA_AB_STREAM_GROUP", "2");
+    two = build(softmax, aligned_spec(softmax, kSm90a));
+  }
+  const std::string& src = two.kernel.source;
+  EXPECT_EQ(count(src, "for (int kv = 0; kv < 8; ++kv)"), 3u) << src;  // max, sum, epilogue
+  EXPECT_EQ(count(src, "for (int k = kv * 2; k < kv * 2 + 2; ++k)"), 8u) << src;
+  EXPECT_NE(src.find("for (int e = 0; e < 16; ++e) p = "), std::string::npos) << src;
+  EXPECT_NE(src.find("[kv * 2 * 8 + e]"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int i = kv * 2 * 8; i < (kv * 2 + 2) * 8; ++i)"), std::string::npos)
+      << src;
+  EXPECT_FALSE(two.compiled.ptx.empty());
 }
 
 TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {

@@ -10,6 +10,8 @@
 
 #include <tessera/tessera.hpp>
 
+#include "../runtime/scoped_env.hpp"
+
 using namespace tessera;
 using namespace tessera::tile;
 
@@ -349,6 +351,14 @@ TEST(GpuDifferential, SoftmaxF16LongRowsAreStreamed) {
 TEST(GpuDifferential, SoftmaxF16LongRaggedRowsAreStreamed) {
   check_softmax<half>(5, 50000, 65536);
 }
+// Streamed passes of several vectors a step (LayoutPlan::stream_group): their loads are issued
+// together, the elements combined in the same order. Specializations no other test compiles, so
+// that the switch is read when these are emitted.
+TEST(GpuDifferential, SoftmaxBf16LongRowsStreamedTwoVectorsAStep) {
+  ScopedEnv group("TESSERA_AB_STREAM_GROUP", "2");
+  check_softmax<bfloat16>(6, 65536, 65536);
+  check_softmax<bfloat16>(5, 50000, 65536);
+}
 
 template <class T>
 TESSERA_KERNEL(norms_k, Out<T> z, In<T> x, In<float> w, In<float> b) {
@@ -383,6 +393,11 @@ TEST(GpuDifferential, NormsF16LongRowsAreStreamed) {
 }
 TEST(GpuDifferential, NormsBf16LongRaggedRowsAreStreamed) {
   check_norms<bfloat16>(5, 50000, 65536);
+}
+TEST(GpuDifferential, NormsF16LongRowsStreamedFourVectorsAStep) {
+  ScopedEnv group("TESSERA_AB_STREAM_GROUP", "4");
+  check_norms<half>(7, 32768, 32768);
+  check_norms<half>(5, 30000, 32768);
 }
 
 template <class T>

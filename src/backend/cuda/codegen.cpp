@@ -377,8 +377,8 @@ void Emitter::end_materialized() {
 
 std::string Emitter::register_loop(ir::ValueId v) const {
   if (!vector_only_.empty() && layout(v).kind == LayoutKind::Distributed)
-    return "for (int i = " + vector_only_ + " * " + str(vec()) + "; i < (" + vector_only_ +
-           " + 1) * " + str(vec()) + "; ++i)";
+    return "for (int i = " + vector_only_ + " * " + str(vec()) + "; i < (" + vector_only_ + " + " +
+           str(vector_group_) + ") * " + str(vec()) + "; ++i)";
   return "for (int i = 0; i < " + str(registers(layout(v), type(v).shape)) + "; ++i)";
 }
 
@@ -399,14 +399,19 @@ void Emitter::block(const ir::Block& b) {
   if (tail < b.ops.size()) {
     const ir::ValueId stored = b.ops.back().operands[0];
     line("// The epilogue, one vector at a time (Emitter::epilogue_start).");
+    const int64_t vectors = plan_.vectors(numel(type(stored).shape));
+    int group = plan_.stream_rows ? plan_.stream_group : plan_.epilogue_group;
+    if (vectors % group != 0) group = 1;
     unroll();
-    open("for (int kv = 0; kv < ", plan_.vectors(numel(type(stored).shape)), "; ++kv)");
-    vector_only_ = "kv";
+    open("for (int kv = 0; kv < ", vectors / group, "; ++kv)");
+    vector_only_ = group == 1 ? "kv" : "kv * " + str(group);
+    vector_group_ = group;
     for (size_t i = tail; i < b.ops.size(); ++i) {
       for (ir::ValueId u : b.ops[i].operands) materialize(u);
       op(b.ops[i]);
     }
     vector_only_.clear();
+    vector_group_ = 1;
     end_materialized();
     close();
   }

@@ -322,6 +322,9 @@ class Emitter {
   // Non-empty while emitting a row-wise kernel's epilogue (epilogue_start) one vector at a time:
   // the variable naming that vector; distributed loops then cover its elements only.
   std::string vector_only_;
+  // How many consecutive vectors, from vector_only_ on, each step covers: a streamed pass loads
+  // that many vectors under one whole-tile test, so their loads are in flight together.
+  int vector_group_ = 1;
   std::vector<bool> streamed_;                                    // by ValueId
   std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
   int remat_scope_ = 0;

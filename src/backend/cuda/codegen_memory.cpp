@@ -111,7 +111,7 @@ void Emitter::walk_chunks(const TileWalk& w, bool whole) {
   if (vector_only_.empty())
     open("for (int k = 0; k < ", plan_.vectors(n), "; ++k)");
   else  // the epilogue's vector only (Emitter::epilogue_start)
-    open("for (int k = ", vector_only_, "; k < ", vector_only_, " + 1; ++k)");
+    open("for (int k = ", vector_only_, "; k < ", vector_only_, " + ", vector_group_, "; ++k)");
   const bool chunks = v / c > 1;
   if (chunks) {
     unroll();

@@ -65,14 +65,20 @@ void Emitter::reduce(const ir::Op& op) {
                                    : op.kind == ir::OpKind::ReduceMax ? "-tsr_inf_f32()"
                                                                       : "tsr_inf_f32()";
       line(acc, " p = ", identity, ";");
+      // Vectors in steps of stream_group (LayoutPlan): each step's loads are issued together.
+      const int group = k_count % plan_.stream_group == 0 ? plan_.stream_group : 1;
       unroll();
-      open("for (int kv = 0; kv < ", k_count, "; ++kv)");
-      vector_only_ = "kv";
+      open("for (int kv = 0; kv < ", k_count / group, "; ++kv)");
+      vector_only_ = group == 1 ? "kv" : "kv * " + str(group);
+      vector_group_ = group;
       materialize(src);
       unroll();
-      line("for (int e = 0; e < ", v, "; ++e) p = ",
-           combine(op.kind, "p", "(" + acc + ")" + name(src) + "[kv * " + str(v) + " + e]"), ";");
+      line("for (int e = 0; e < ", group * v, "; ++e) p = ",
+           combine(op.kind, "p",
+                   "(" + acc + ")" + name(src) + "[" + vector_only_ + " * " + str(v) + " + e]"),
+           ";");
       vector_only_.clear();
+      vector_group_ = 1;
       end_materialized();
       close();
       line("row[0] = p;");

@@ -1,6 +1,7 @@
 #include "tessera/backend/cuda/layout.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tessera::backend::cuda {
 namespace {
@@ -185,7 +186,9 @@ class Planner {
     // the per-tile work (tile coordinate, bounds test, addresses, the cross-warp exchange) is then
     // shared by twice the elements of 16. Measured on an H200 (bench/rowwise, f16, GB/s):
     // softmax 8192^2 2589 -> 3945 (exact 1997 -> 2844), 32768x4096 3614 -> 4053.
-    const int64_t per_thread = reduces ? 32 : 8;
+    int64_t per_thread = reduces ? 32 : 8;
+    if (const char* e = std::getenv("TESSERA_AB_PER_THREAD"); e && reduces)
+      per_thread = std::atoi(e);
     const int64_t wanted = pow2_ceil((largest + per_thread - 1) / per_thread);
     if (elementwise_only && split_tiles_) {
       // Eight elements a thread, or one vector where a vector holds more (i8: 16).
@@ -221,8 +224,20 @@ class Planner {
       // 3836; two rows ahead: 3267 / 3415, 3091 / 3159. (Issuing the epilogue's weight loads a
       // vector or more ahead of their use did nothing for RMSNorm, and spilled LayerNorm.)
       if (p_.blocks_per_sm > 0) p_.prefetch_next_tile = 1;
+      // A/B switches (session 11, to be removed): resident threads of a norm, persistent or not.
+      if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
+        p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
+        p_.blocks_per_sm = p_.min_blocks;
+      }
+      if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP")) p_.epilogue_group = std::atoi(e);
+      if (const char* e = std::getenv("TESSERA_AB_ROW_PERSISTENT"); e && *e == '0') {
+        p_.blocks_per_sm = 0;
+        p_.prefetch_next_tile = 0;
+      }
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
+      if (const char* e = std::getenv("TESSERA_AB_STREAM_BLOCKS")) p_.blocks_per_sm = std::atoi(e);
+      if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP")) p_.stream_group = std::atoi(e);
     }
   }
 

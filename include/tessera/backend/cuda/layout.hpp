@@ -84,6 +84,10 @@ struct LayoutPlan {
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
   // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
   bool stream_rows = false;
+  // A streamed pass (and the epilogue, Emitter::epilogue_start) covers this many vectors a step,
+  // under one whole-tile test, so that their loads are in flight together; 1: one at a time.
+  int stream_group = 1;
+  int epilogue_group = 1;
   // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
   // iterations ahead (Emitter::prefetch_next_tile); 0: none.
   int64_t prefetch_next_tile = 0;
