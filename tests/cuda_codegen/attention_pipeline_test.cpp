@@ -150,7 +150,7 @@ TEST(AttentionPipeline, TheSoftwarePipelineMakesKAndVRingCopiesAndQOneCopy) {
     EXPECT_TRUE(has(text, " = async_copy -> ring[2]\n")) << text;
     EXPECT_TRUE(has(text, "barrier_wait full ring[2]\n")) << text;
     for (const char* line :
-         {" = async_copy -> ring[0] slot it+0\n", " = async_copy -> ring[1] slot it+1\n",
+         {" = async_copy -> ring[0] slot 0 (iteration 0)\n", " = async_copy -> ring[1] slot it+1\n",
           "barrier_wait empty ring[0] slot it+1\n", "barrier_wait full ring[1] slot it+0\n",
           "barrier_arrive empty ring[1] slot it+0\n"})
       EXPECT_TRUE(has(text, line)) << line << "\n" << text;

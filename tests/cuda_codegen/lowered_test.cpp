@@ -233,6 +233,8 @@ TEST(SoftwarePipeline, AGemmLoopsLoadsBecomeCopiesAheadOfTheirReadersIntoARing) 
               std::string::npos)
         << text;
     EXPECT_NE(text.find(" = async_copy -> ring[0] slot it+3\n"), std::string::npos) << text;
+    EXPECT_NE(text.find(" = async_copy -> ring[1] slot 2 (iteration 2)\n"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("barrier_wait empty ring[1] slot it+3\n"), std::string::npos) << text;
     EXPECT_NE(text.find("barrier_arrive empty ring[0] slot it+0\n"), std::string::npos) << text;
   }

@@ -332,7 +332,10 @@ class Printer {
       out_ << (l.regions.empty() ? "\n" : " {\n");
       for (size_t r = 0; r < l.regions.size(); ++r) {
         if (r) out_ << pad << "} {\n";
+        const bool pipelined = lf_.pipeline && l.op == lf_.pipeline->loop;
+        in_loop_ = in_loop_ || pipelined;
         block(l.regions[r], &l.op->regions.at(r), depth + 1);
+        if (pipelined) in_loop_ = false;
       }
       if (!l.regions.empty()) out_ << pad << "}\n";
     }
@@ -354,9 +357,11 @@ class Printer {
 
  private:
   std::string pipe(const LoweredOp& l) const {
-    const std::string slot = lf_.pipeline->buffers.at(l.buffer).once
-                                 ? detail::cat("ring[", l.buffer, "]")
-                                 : detail::cat("ring[", l.buffer, "] slot it+", l.ahead);
+    const std::string slot =
+        lf_.pipeline->buffers.at(l.buffer).once ? detail::cat("ring[", l.buffer, "]")
+        : in_loop_
+            ? detail::cat("ring[", l.buffer, "] slot it+", l.ahead)
+            : detail::cat("ring[", l.buffer, "] slot ", l.ahead, " (iteration ", l.ahead, ")");
     const char* barrier = l.barrier == Barrier::Full ? "full" : "empty";
     if (l.kind == LoweredKind::AsyncCopy)
       return detail::cat(typed(lf_.pipeline->buffers.at(l.buffer).load->results.at(0)),
@@ -376,6 +381,7 @@ class Printer {
   const LoweredFunction& lf_;
   size_t n_ir_;
   std::ostringstream out_;
+  bool in_loop_ = false;  // printing the pipelined loop's body: slots are named from `it`
 };
 
 }  // namespace
