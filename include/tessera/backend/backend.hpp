@@ -1,12 +1,14 @@
-// A backend as the runtime calls it: the compile step after the IR passes, for one kind of device.
-// The runtime asks backend_for(device.kind()) instead of branching on is_cuda():
+// A backend as the runtime calls it: the compile step after the IR passes and the start of each
+// launch, for one kind of device. The runtime asks backend_for(device.kind()) instead of branching
+// on is_cuda():
 //
 //   compile_specialization: trace ─▶ IR passes ─▶ backend_for(kind).compile ─▶ Loaded
 //   check_launch:           ... ─▶ backend_for(kind).check_launch(Loaded, arguments)
+//   CheckedLaunch::start:   ... ─▶ backend_for(kind).start(LaunchToStart) ─▶ Completion
 //   runtime::compile:       ... ─▶ every registered backend's check_compiles (TESSERA_NVRTC_CHECK)
 //
-// The CPU backend (src/backend/cpu/backend.cpp) is always there: the interpreter runs the IR, so
-// its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
+// The CPU backend (src/runtime/cpu_backend.cpp: its start queues on the runtime's CPU workers) is
+// always there: the interpreter runs the IR, so its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
 // tessera_cuda_backend) lowers the IR with the code generator and loads it; it registers itself
 // when linked, and Tessera::tessera links it explicitly (CMakeLists.txt: the linker is told to
 // keep it). Tessera::simt does not, so a SIMT-only program links no code generator; the runtime
