@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "tessera/backend/backend.hpp"
-#include "tessera/backend/cpu/interpreter.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/env.hpp"
@@ -23,9 +22,7 @@
 #include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
-#include "block_pool.hpp"
 #include "compile_pipeline.hpp"
-#include "cpu_queue.hpp"
 #include "graph_capture.hpp"
 #include "handle_internals.hpp"
 #include "ir_cache.hpp"
@@ -610,44 +607,6 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   return checked;
 }
 
-namespace {
-
-// A CPU launch on its way to a worker. Its block comes from a pool and the queued function holds
-// only a pointer to it (small enough for std::function to keep inline), so that queuing a launch
-// allocates nothing once warm.
-struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
-  std::shared_ptr<const CompiledKernel> kernel;
-  backend::LaunchArgs args;
-  std::vector<std::shared_ptr<Completion>> readers;
-  std::shared_ptr<Completion> done;
-
-  // Queues the job on the CPU backend's workers.
-  static void enqueue(std::shared_ptr<const CompiledKernel> kernel, backend::LaunchArgs args,
-                      std::vector<std::shared_ptr<Completion>> readers,
-                      std::shared_ptr<Completion> done) {
-    auto* job = new CpuLaunchJob{
-        {}, std::move(kernel), std::move(args), std::move(readers), std::move(done)};
-    try {
-      cpu_enqueue([job] { std::unique_ptr<CpuLaunchJob>(job)->run(); });
-    } catch (...) {  // not queued
-      delete job;
-      throw;
-    }
-  }
-  void run() {
-    for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-    if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-    try {
-      backend::cpu::run(kernel->fn, args);
-      done->finish();
-    } catch (...) {
-      done->finish(std::current_exception());
-    }
-  }
-};
-
-}  // namespace
-
 std::shared_ptr<Completion> CheckedLaunch::start() && {
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
@@ -659,21 +618,14 @@ std::shared_ptr<Completion> CheckedLaunch::start() && {
   const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
   Predecessors before = PendingAccess::predecessors(uses);
   clock.mark(&LaunchProfile::start_ns);
-  std::shared_ptr<Completion> done;
-  if (device_.is_cpu()) {
-    done = std::allocate_shared<Completion>(PoolAllocator<Completion>{}, label_);
-    done->follow(std::move(before.writers));
-    // The job waits for the readers it follows (they only have to finish), then for the writers
-    // (whose failure is this launch's), then runs. The kernel and the argument values travel with
-    // it; the storages stay alive since each one waits for its launches before it is freed.
-    CpuLaunchJob::enqueue(kernel_, std::move(args_), std::move(before.readers), done);
-  } else {
-    // On the stream of this thread's StreamScope, or the device's own; after the launches it
-    // follows, waited for on the device when they are on another stream.
-    done = gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers,
-                      /*checked=*/true);  // by the backend's check_launch, in check_launch()
-    done->follow(std::move(before.writers));
-  }
+  // The CPU's backend queues the IR on its workers; a GPU's, on the stream of this thread's
+  // StreamScope or the device's own (tessera/backend/backend.hpp, Backend::start).
+  const ir::Function* fn = &kernel_->fn;
+  std::shared_ptr<Completion> done =
+      backend::backend_for(device_.kind())
+          .start({std::move(label_), device_,
+                  std::shared_ptr<const ir::Function>(std::move(kernel_), fn), std::move(gpu_),
+                  std::move(args_), std::move(before.writers), std::move(before.readers)});
   clock.mark(&LaunchProfile::queue_ns);
   PendingAccess::record(uses, done);
   clock.mark(&LaunchProfile::start_ns);

@@ -11,6 +11,10 @@
 
 #include "corpus.hpp"
 #include "tessera/backend/cuda/attention_pipeline.hpp"
+#include "tessera/backend/cuda/layout.hpp"
+#include "tessera/backend/cuda/lowered.hpp"
+#include "tessera/backend/cuda/software_pipeline.hpp"
+#include "tessera/core/error.hpp"
 #include "tile/trace_kernel.hpp"
 
 namespace tessera::test {
@@ -119,6 +123,62 @@ TEST(AttentionPipeline, FlashForwardIsLoweredWithTmaAndWgmmaOnSm90a) {
       EXPECT_EQ(b.kernel.blocks_per_sm, 1);
       EXPECT_EQ(b.kernel.threads, static_cast<int>(f.params[0].tile_shape[1]) * 2 + 128);
     }
+  }
+}
+
+// The software pipeline over the lowered form (software_pipeline.hpp) on the attention loop: K and
+// V become copies into the ring one stage ahead of their readers, Q one copy before the loop; the
+// emitted kernel's ring is the one its lowered form holds (TESSERA_DUMP=layouts).
+TEST(AttentionPipeline, TheSoftwarePipelineMakesKAndVRingCopiesAndQOneCopy) {
+  using namespace backend::cuda;
+  for (const bool if_mask : {false, true}) {
+    const ir::Function f = flash<half>(128, 128, 128, true, if_mask);
+    const KernelSpec spec = aligned_spec(f, kSm90a);
+    const std::optional<AttentionPipeline> a = find_attention_pipeline(f, spec);
+    ASSERT_TRUE(a);
+    const LayoutPlan plan = plan_layouts(f, spec, true, /*pipeline=*/false);
+    LoweredFunction lf = software_pipeline(lower_layouts(f, plan), attention_ring(f, *a, 2));
+    EXPECT_NO_THROW(verify_lowered(lf)) << print_lowered(lf);
+    // Q: copied where it was loaded, waited on once before the loop; its reshape reads the copy.
+    const PipelinedLoop& ring = *lf.pipeline;
+    ASSERT_EQ(ring.buffers.size(), 3u);
+    EXPECT_TRUE(ring.buffers[2].once);
+    EXPECT_GE(ring.buffers[2].views.size(), 2u);  // the load and its reshape to [BM, D]
+    EXPECT_EQ(ring.buffers[1].offset, a->kv_bytes());
+    const std::string text = print_lowered(lf);
+    EXPECT_TRUE(has(text, "pipeline: 2 stages of " + std::to_string(a->stage_bytes()))) << text;
+    EXPECT_TRUE(has(text, " = async_copy -> ring[2]\n")) << text;
+    EXPECT_TRUE(has(text, "barrier_wait full ring[2]\n")) << text;
+    for (const char* line :
+         {" = async_copy -> ring[0] slot 0 (iteration 0)\n", " = async_copy -> ring[1] slot it+1\n",
+          "barrier_wait empty ring[0] slot it+1\n", "barrier_wait full ring[1] slot it+0\n",
+          "barrier_arrive empty ring[1] slot it+0\n"})
+      EXPECT_TRUE(has(text, line)) << line << "\n" << text;
+    // K's slot is released after the scores' mma, V's after P V's: a reader of V after its
+    // arrive is rejected.
+    for (LoweredOp& l : lf.body.ops) {
+      if (l.op != a->loop) continue;
+      std::vector<LoweredOp>& body = l.regions[0].ops;
+      size_t arrive_v = 0, pv = 0;
+      for (size_t i = 0; i < body.size(); ++i) {
+        if (body[i].kind == LoweredKind::BarrierArrive && body[i].buffer == 1) arrive_v = i;
+        if (body[i].op == a->pv_mma) pv = i;
+      }
+      ASSERT_GT(arrive_v, pv);
+      LoweredOp arrive = std::move(body[arrive_v]);
+      body.erase(body.begin() + static_cast<std::ptrdiff_t>(arrive_v));
+      body.insert(body.begin() + static_cast<std::ptrdiff_t>(pv), std::move(arrive));
+    }
+    try {
+      verify_lowered(lf);
+      ADD_FAILURE() << "accepted a read of V after its slot was released";
+    } catch (const InternalError& e) {
+      EXPECT_TRUE(has(e.what(), "after barrier_arrive empty released its slot")) << e.what();
+    }
+    const EmittedKernel k = emit(f, spec);
+    ASSERT_TRUE(has(k.source, "An attention loop"));
+    EXPECT_TRUE(has(k.layouts, "pipeline: ")) << k.layouts;
+    EXPECT_TRUE(has(k.layouts, "async_copy -> ring[1] slot it+")) << k.layouts;
   }
 }
 

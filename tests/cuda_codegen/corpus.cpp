@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
 #include <tessera/tessera.hpp>
 
 #include "tessera/analysis/dce.hpp"
@@ -575,6 +579,16 @@ std::string kernel_part(const std::string& source) {
 Built build(const ir::Function& f, const backend::cuda::KernelSpec& spec) {
   Built b;
   b.kernel = backend::cuda::emit(f, spec);
+  // TESSERA_TEST_SOURCE_DIR=<dir>: each emitted source is written there, numbered in the order
+  // the tests emit them, so two builds' outputs can be compared file by file (`diff -r`): how a
+  // change to the backend's driving code is shown to leave the generated CUDA byte-identical.
+  if (const char* dir = std::getenv("TESSERA_TEST_SOURCE_DIR")) {
+    static int next = 0;
+    char seq[16];
+    std::snprintf(seq, sizeof seq, "%04d", next++);
+    std::ofstream(std::string(dir) + "/" + seq + "_" + f.name + "_" + spec.arch.str() + ".cu")
+        << b.kernel.source;
+  }
   try {
     b.compiled = backend::cuda::compile_cuda(b.kernel.source, f.name + ".cu", spec.arch);
   } catch (const Error& e) {

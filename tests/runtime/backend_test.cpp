@@ -3,6 +3,7 @@
 // in the CPU's place sees what the runtime asks of it.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,11 @@ class RecordingBackend final : public backend::Backend {
     EXPECT_EQ(loaded.gpu, nullptr);  // the CPU's compile loads nothing
     checked_grids.push_back(args.grid);
   }
+  std::shared_ptr<runtime::Completion> start(backend::LaunchToStart&& l) const override {
+    started.push_back(
+        {l.fn ? l.fn->name : "", l.label ? *l.label : "", l.args.grid, l.writers.size()});
+    return backend::cpu::backend().start(std::move(l));
+  }
   struct Seen {
     std::string name, fn_name;
     Device device;
@@ -44,6 +50,12 @@ class RecordingBackend final : public backend::Backend {
   };
   mutable std::vector<Seen> seen;
   mutable std::vector<Shape> checked_grids;  // one per launch
+  struct Started {
+    std::string fn_name, label;
+    Shape grid;
+    size_t writers = 0;
+  };
+  mutable std::vector<Started> started;  // one per launch
 
  private:
   bool specializes_;
@@ -93,6 +105,29 @@ TEST(Backends, ALaunchCompilesThroughTheBackendOfItsDeviceOnceAndIsCheckedByItEa
   EXPECT_TRUE(recorder.seen[0].tensors.empty());  // it does not specialize on them
   // Every launch, cached or not, is checked against the device by its backend.
   EXPECT_EQ(recorder.checked_grids, (std::vector<Shape>{Shape{3}, Shape{3}}));
+}
+
+// CheckedLaunch::start asks the device's backend to queue the launch (no branch on the device in
+// the runtime), handing it the IR, the arguments and the launches it must follow.
+TEST(Backends, ALaunchIsStartedByTheBackendOfItsDevice) {
+  const RecordingBackend recorder(false);
+  const CpuBackendReplaced replaced(recorder);
+  auto x = arange<float>(40, Device::cpu());
+  auto [h, x1] = backend_double(zeros<float>({40}, Device::cpu()).partition({16}), x).chain();
+  Tensor<float, 1> ht = std::move(h).unpartition();
+  // Reads what the first launch writes: queued after it (as a writer it follows, if still
+  // pending when this one starts).
+  auto [z, h1] = backend_double(zeros<float>({40}, Device::cpu()).partition({16}), ht).chain();
+  const std::vector<float> v = std::move(z).unpartition().to_vector();
+  for (int i = 0; i < 40; ++i) ASSERT_EQ(v[i], 4.0f * static_cast<float>(i)) << i;
+  ASSERT_EQ(recorder.started.size(), 2u);
+  for (const RecordingBackend::Started& s : recorder.started) {
+    EXPECT_EQ(s.fn_name, "backend_double");
+    EXPECT_EQ(s.grid, Shape{3});
+    EXPECT_FALSE(s.label.empty());
+  }
+  EXPECT_EQ(recorder.started[0].writers, 0u);  // nothing before it touches its memory
+  EXPECT_LE(recorder.started[1].writers, 1u);
 }
 
 TEST(Backends, ABackendThatSpecializesOnTensorsGetsEachArgumentsAlignmentClass) {

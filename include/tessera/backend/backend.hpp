@@ -1,12 +1,14 @@
-// A backend as the runtime calls it: the compile step after the IR passes, for one kind of device.
-// The runtime asks backend_for(device.kind()) instead of branching on is_cuda():
+// A backend as the runtime calls it: the compile step after the IR passes and the start of each
+// launch, for one kind of device. The runtime asks backend_for(device.kind()) instead of branching
+// on is_cuda():
 //
 //   compile_specialization: trace ─▶ IR passes ─▶ backend_for(kind).compile ─▶ Loaded
 //   check_launch:           ... ─▶ backend_for(kind).check_launch(Loaded, arguments)
+//   CheckedLaunch::start:   ... ─▶ backend_for(kind).start(LaunchToStart) ─▶ Completion
 //   runtime::compile:       ... ─▶ every registered backend's check_compiles (TESSERA_NVRTC_CHECK)
 //
-// The CPU backend (src/backend/cpu/backend.cpp) is always there: the interpreter runs the IR, so
-// its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
+// The CPU backend (src/runtime/cpu_backend.cpp: its start queues on the runtime's CPU workers) is
+// always there: the interpreter runs the IR, so its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
 // tessera_cuda_backend) lowers the IR with the code generator and loads it; it registers itself
 // when linked, and Tessera::tessera links it explicitly (CMakeLists.txt: the linker is told to
 // keep it). Tessera::simt does not, so a SIMT-only program links no code generator; the runtime
@@ -15,6 +17,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,8 +28,9 @@
 #include "tessera/runtime/device.hpp"
 
 namespace tessera::runtime {
-class GpuKernel;  // gpu.hpp: a kernel loaded on a GPU
-}
+class GpuKernel;   // gpu.hpp: a kernel loaded on a GPU
+class Completion;  // launch.hpp: the end of a launch, as futures and later launches wait for it
+}  // namespace tessera::runtime
 
 namespace tessera::backend {
 
@@ -45,6 +49,19 @@ struct Loaded {
   std::shared_ptr<const runtime::GpuKernel> gpu;  // loaded on a GPU; null: the IR runs as it is
 };
 
+// A checked launch to start (CheckedLaunch::start): what it runs, its arguments, and the launches
+// before it that touch the same memory. Moved into the backend: a launch copies nothing here.
+struct LaunchToStart {
+  std::shared_ptr<const std::string> label;  // the specialization's, for errors and profiles
+  Device device;
+  std::shared_ptr<const ir::Function> fn;  // the checked IR, kept alive until the launch ends
+  std::shared_ptr<const runtime::GpuKernel> gpu;  // Loaded::gpu
+  LaunchArgs args;
+  // Launches that write memory this one uses (their failure is its failure), and launches that
+  // read memory this one writes (it only runs after them).
+  std::vector<std::shared_ptr<runtime::Completion>> writers, readers;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -60,6 +77,9 @@ class Backend {
   virtual void check_launch(const Loaded& loaded, const LaunchArgs& args) const {
     (void)loaded, (void)args;
   }
+  // Queues the launch after its predecessors and returns its completion (which follows the
+  // writers: their failure is its failure). Asked after check_launch accepted the arguments.
+  virtual std::shared_ptr<runtime::Completion> start(LaunchToStart&& launch) const = 0;
   // Called with every kernel's checked IR, whatever device it runs on: compiles it for targets
   // that are not there (TESSERA_NVRTC_CHECK), without running it. Nothing by default.
   virtual void check_compiles(const ir::Function& fn) const { (void)fn; }

@@ -10,6 +10,7 @@
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
 #include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/backend/cuda/software_pipeline.hpp"
 #include "tessera/ir/printer.hpp"
 
 namespace tessera::backend::cuda {
@@ -225,6 +226,11 @@ Emitter::Operand Emitter::operand(const ir::Op& op, size_t i) {
   const std::string var = convert(v, name(v), layout(v), to);
   converted_.back()[key] = var;
   return {var, to};
+}
+
+void Emitter::pipeline(const PipelinedLoop& ring) {
+  pipelined_ = software_pipeline(lowered_, ring);
+  verify_lowered(pipelined_);
 }
 
 std::string Emitter::smem(const std::string& ctype, int64_t offset) {

@@ -24,6 +24,7 @@
 #include "codegen_runtime.hpp"
 #include "tessera/backend/cuda/abi_source.hpp"
 #include "tessera/backend/cuda/pipeline.hpp"
+#include "tessera/backend/cuda/software_pipeline.hpp"
 
 namespace tessera::backend::cuda::detail {
 
@@ -160,8 +161,10 @@ class AttentionLowering {
   std::vector<char> b_side_, pv_dep_;
   bool out_fused_ = false;  // output_mma took out_add_'s other operand as its accumulator
   std::vector<const ir::Op*> a_pre_, a_post_, b_pre_, b_post_;
-  int stages_ = 0;
   std::string ss_fn_, rs_fn_;
+  // The ring the software pipeline made (software_pipeline.hpp): K, V, then Q once.
+  const PipelinedLoop& ring() const { return e_.ring(); }
+  int64_t buffer_offset(size_t b) const { return e_.buffer_offset(b); }
 };
 
 // ---- the consumer warpgroups -----------------------------------------------------------------
@@ -609,8 +612,8 @@ void AttentionLowering::consumer_loop(const ir::Op& op) {
   kind_[body.args[0]] = Kind::Uniform;
   line("const int ", name(body.args[0]), " = (int)", it, ";");
   line("tsr_mbar_wait(&tsr_full[tsr_stage], tsr_phase);");
-  line("const unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", a_.stage_bytes(), ";");
-  line("const unsigned char* const tsr_sv = tsr_sk + ", a_.kv_bytes(), ";");
+  line("const unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", ring().stage_bytes, ";");
+  line("const unsigned char* const tsr_sv = tsr_sk + ", buffer_offset(1), ";");
   // The stage goes back to the producer once both of its mmas are done (each waits for its own).
   const ir::Op* last_mma = nullptr;
   for (const ir::Op& o : body.ops)
@@ -644,7 +647,7 @@ void AttentionLowering::consumer_loop(const ir::Op& op) {
       line("for (int i = 0; i < ", regs(arg), "; ++i) ", name(arg), "[i] = tsr_next", i, "[i];");
     }
   }
-  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  line("if (++tsr_stage == ", ring().stages, ") { tsr_stage = 0; tsr_phase ^= 1; }");
   close();
   line("if (lane == 0) tsr_mbar_arrive(&tsr_qempty);  // this tile's Q is read");
   line("tsr_qphase ^= 1;");
@@ -930,8 +933,8 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   kind_[body.args[0]] = Kind::Uniform;
   const std::string lo = name(op.operands[0]), hi = name(op.operands[1]);
   const auto stage_ptrs = [&](const std::string& stage) {
-    line("const unsigned char* const tsr_sk = tsr_ring + ", stage, " * ", a_.stage_bytes(), ";");
-    line("const unsigned char* const tsr_sv = tsr_sk + ", a_.kv_bytes(), ";");
+    line("const unsigned char* const tsr_sk = tsr_ring + ", stage, " * ", ring().stage_bytes, ";");
+    line("const unsigned char* const tsr_sv = tsr_sk + ", buffer_offset(1), ";");
   };
   line("tsr_mbar_wait(&tsr_qfull, tsr_qphase);");
   // Prologue: A(lo) and B-pre(lo).
@@ -961,12 +964,12 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   open("for (long long ", it, " = ", lo, "; ", it, " < ", hi, "; ++", it, ")");
   e_.converted_.emplace_back();
   line("const bool tsr_more = ", it, " + 1 < ", hi, ";");
-  line("const int tsr_nstage = tsr_stage + 1 == ", stages_, " ? 0 : tsr_stage + 1;");
+  line("const int tsr_nstage = tsr_stage + 1 == ", ring().stages, " ? 0 : tsr_stage + 1;");
   line("const unsigned tsr_nphase = tsr_nstage == 0 ? tsr_phase ^ 1 : tsr_phase;");
   line("const int ", j, " = (int)(", it, " + 1);  // the next key tile's, for A");
-  line("const unsigned char* const tsr_sk = tsr_ring + tsr_nstage * ", a_.stage_bytes(), ";");
-  line("const unsigned char* const tsr_sv = tsr_ring + tsr_stage * ", a_.stage_bytes(), " + ",
-       a_.kv_bytes(), ";");
+  line("const unsigned char* const tsr_sk = tsr_ring + tsr_nstage * ", ring().stage_bytes, ";");
+  line("const unsigned char* const tsr_sv = tsr_ring + tsr_stage * ", ring().stage_bytes, " + ",
+       buffer_offset(1), ";");
   line("if (tsr_more) tsr_mbar_wait(&tsr_full[tsr_nstage], tsr_nphase);");
   if (pingpong) line("tsr_bar_sync(2 + tsr_wg, 256);");
   // A-pre(j + 1): the scores' mma is issued only when there is a next tile.
@@ -1070,11 +1073,11 @@ void AttentionLowering::producer_loop(const ir::Op& op) {
   for (const ir::Op& o : body.ops)
     if (a_.producer_ops.count(&o)) e_.op(o);
   line("tsr_mbar_wait(&tsr_empty[tsr_stage], tsr_phase ^ 1);");
-  line("unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", a_.stage_bytes(), ";");
-  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", a_.stage_bytes(), ");");
+  line("unsigned char* const tsr_sk = tsr_ring + tsr_stage * ", ring().stage_bytes, ";");
+  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", ring().stage_bytes, ");");
   tma(a_.k, "tsr_sk", "&tsr_full[tsr_stage]", int64_t{a_.bn} * 128);
-  tma(a_.v, "tsr_sk + " + str(a_.kv_bytes()), "&tsr_full[tsr_stage]", int64_t{a_.bn} * 128);
-  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  tma(a_.v, "tsr_sk + " + str(buffer_offset(1)), "&tsr_full[tsr_stage]", int64_t{a_.bn} * 128);
+  line("if (++tsr_stage == ", ring().stages, ") { tsr_stage = 0; tsr_phase ^= 1; }");
   close();
 }
 
@@ -1153,9 +1156,9 @@ void AttentionLowering::tile_loop() {
 EmittedKernel AttentionLowering::run() {
   const int t = a_.consumer_threads();
   const int64_t limit = smem_limit(e_.spec_.arch);
-  stages_ = static_cast<int>(
-      std::min<int64_t>(kMaxStages, (limit - 1024 - a_.q_bytes()) / a_.stage_bytes()));
-  if (stages_ < 2) return {};
+  const int stages = ring_stages(limit - 1024 - a_.q_bytes(), a_.stage_bytes(), kMaxStages);
+  if (stages < 2) return {};
+  e_.pipeline(attention_ring(f(), a_, stages));
   wgmma_functions();
   const std::string helpers = e_.out_.str();
   e_.out_.str("");
@@ -1179,7 +1182,8 @@ EmittedKernel AttentionLowering::run() {
   EmittedKernel k;
   k.entry = "tessera_" + identifier(f().name);
   k.threads = t + 128;
-  k.shared_bytes = static_cast<size_t>(a_.q_bytes() + stages_ * a_.stage_bytes() + 1024);
+  k.shared_bytes =
+      static_cast<size_t>(ring().buffers.at(2).bytes + ring().stages * ring().stage_bytes + 1024);
   k.reports_errors = e_.reports_errors_;
   k.blocks_per_sm = 1;
   for (const AttentionLoad* l : {&a_.q, &a_.k, &a_.v})
@@ -1190,7 +1194,7 @@ EmittedKernel AttentionLowering::run() {
        e_.spec_.arch.str(), " ----");
   line("// An attention loop: ", a_.consumers(), " consumer warpgroup(s) (wgmma m64n", a_.bn,
        "k16 for S, m64n", a_.dim, "k16 for O, ", dtype_name(a_.operand),
-       ") and one producer warp (TMA); Q ", a_.bm, "x", a_.dim, ", ", stages_,
+       ") and one producer warp (TMA); Q ", a_.bm, "x", a_.dim, ", ", ring().stages,
        " stages of K and V ", a_.bn, "x", a_.dim, ".");
   e_.out_ << helpers;
   std::string params = "TesseraGrid grid";
@@ -1210,11 +1214,11 @@ EmittedKernel AttentionLowering::run() {
   line("unsigned char* const tsr_smem = tsr_smem_raw + ((1024 - (tsr_smem_addr(tsr_smem_raw) & ",
        "1023)) & 1023);");
   line("unsigned char* const tsr_q = tsr_smem;");
-  line("unsigned char* const tsr_ring = tsr_smem + ", a_.q_bytes(), ";");
-  line("__shared__ unsigned long long tsr_full[", stages_, "], tsr_empty[", stages_,
+  line("unsigned char* const tsr_ring = tsr_smem + ", ring().buffers.at(2).bytes, ";");
+  line("__shared__ unsigned long long tsr_full[", ring().stages, "], tsr_empty[", ring().stages,
        "], tsr_qfull, tsr_qempty;");
   open("if (threadIdx.x == 0)");
-  open("for (int s = 0; s < ", stages_, "; ++s)");
+  open("for (int s = 0; s < ", ring().stages, "; ++s)");
   line("tsr_mbar_init(&tsr_full[s], 1);  // the producer's arrive.expect_tx");
   line("tsr_mbar_init(&tsr_empty[s], ", t / 32, ");  // one arrival per consumer warp");
   close();
@@ -1258,7 +1262,9 @@ EmittedKernel AttentionLowering::run() {
 EmittedKernel emit_attention(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan,
                              const AttentionPipeline& a) {
   Emitter e(f, spec, plan);
-  return AttentionLowering(e, a).run();
+  EmittedKernel k = AttentionLowering(e, a).run();
+  if (!k.source.empty()) k.layouts = print_lowered(e.lowered());
+  return k;
 }
 
 }  // namespace tessera::backend::cuda::detail

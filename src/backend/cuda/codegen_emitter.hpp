@@ -88,7 +88,8 @@ class Emitter {
   // ---- values ----
   const ir::Function& fn() const { return f_; }
   const LayoutPlan& plan() const { return plan_; }
-  const LoweredFunction& lowered() const { return lowered_; }
+  // The lowered form, software-pipelined when the kernel has a pipelined loop.
+  const LoweredFunction& lowered() const { return pipelined_.pipeline ? pipelined_ : lowered_; }
   int threads() const { return plan_.threads; }
   int vec() const { return plan_.vec; }
   const ir::Type& type(ir::ValueId v) const { return f_.type(v); }
@@ -287,7 +288,13 @@ class Emitter {
   enum class Role : uint8_t { All, Producer, Consumer };
   Role role_ = Role::All;
   std::string barrier_stmt_ = "__syncthreads();";
-  int stages_ = 0;  // of the pipeline's ring
+  // The pipelined loop's ring as the software pipeline made it (software_pipeline.hpp): the
+  // pipelined lowerings take the stage count, the stage size and each buffer's offset from here.
+  LoweredFunction pipelined_;
+  const PipelinedLoop& ring() const { return *pipelined_.pipeline; }
+  int64_t buffer_offset(size_t buffer) const { return ring().buffers.at(buffer).offset; }
+  // Software-pipelines lowered_ with `ring`, verified (verify_lowered), into pipelined_.
+  void pipeline(const PipelinedLoop& ring);
   // The TMA-stored output (tma_store), if any, and its staging area: staged_bytes_ bytes after
   // the scratch, in passes of staged_cols_ columns.
   int staged_param_ = -1;

@@ -19,6 +19,7 @@
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
 #include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/backend/cuda/software_pipeline.hpp"
 
 namespace tessera::backend::cuda::detail {
 namespace {
@@ -134,9 +135,9 @@ void Emitter::producer_loop(const ir::Op& op) {
   line("const int ", name(body.args[0]), " = (int)", it, ";");
   for (size_t i = 0; i + 1 < body.ops.size(); ++i) this->op(body.ops[i]);
   line("tsr_mbar_wait(&tsr_empty[tsr_stage], tsr_phase ^ 1);");
-  line("unsigned char* sa = tsr_ring + tsr_stage * ", p.stage_bytes(), ";");
-  line("unsigned char* sb = sa + ", p.a_bytes(), ";");
-  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", p.stage_bytes(), ");");
+  line("unsigned char* sa = tsr_ring + tsr_stage * ", ring().stage_bytes, ";");
+  line("unsigned char* sb = sa + ", buffer_offset(1), ";");
+  line("tsr_mbar_expect_tx(&tsr_full[tsr_stage], ", ring().stage_bytes, ");");
   // Element coordinates of a load's box: tile coordinate x tile extent, innermost axis first.
   const auto coord = [&](const ir::Op& load, int axis, int64_t plus) {
     std::string c = "(int)((long long)" + name(load.operands[static_cast<size_t>(axis)]) + " * " +
@@ -150,7 +151,7 @@ void Emitter::producer_loop(const ir::Op& op) {
   for (int s = 0; s < p.bn / 64; ++s)
     line("tsr_tma_load_2d(sb + ", int64_t{s} * p.bk * 128, ", &tsr_map1, &tsr_full[tsr_stage], ",
          coord(*p.load_b, 1, int64_t{s} * 64), ", ", coord(*p.load_b, 0, 0), ");");
-  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  line("if (++tsr_stage == ", ring().stages, ") { tsr_stage = 0; tsr_phase ^= 1; }");
   close();
 }
 
@@ -197,10 +198,10 @@ void Emitter::consumer_loop(const ir::Op& op) {
   open("for (long long ", it, " = ", name(op.operands[0]), "; ", it, " < ", name(op.operands[1]),
        "; ++", it, ")");
   line("tsr_mbar_wait(&tsr_full[tsr_stage], tsr_phase);");
-  line("const unsigned char* sa = tsr_ring + tsr_stage * ", p.stage_bytes(), " + (", warp(),
+  line("const unsigned char* sa = tsr_ring + tsr_stage * ", ring().stage_bytes, " + (", warp(),
        " >> 2) * ", 64 * p.a_swizzle_bytes(), ";  // this warpgroup's 64 rows of A");
-  line("const unsigned char* sb = tsr_ring + tsr_stage * ", p.stage_bytes(), " + ", p.a_bytes(),
-       ";");
+  line("const unsigned char* sb = tsr_ring + tsr_stage * ", ring().stage_bytes, " + ",
+       buffer_offset(1), ";");
   line("tsr_wgmma_fence();");
   for (int k = 0; k < p.bk / 16; ++k) {
     const int64_t a_off = int64_t{k * 16 / p.a_atom()} * p.bm * p.a_swizzle_bytes() +
@@ -214,7 +215,7 @@ void Emitter::consumer_loop(const ir::Op& op) {
   line("tsr_wgmma_wait<1>();");
   line("if (tsr_release >= 0 && ", lane(), " == 0) tsr_mbar_arrive(&tsr_empty[tsr_release]);");
   line("tsr_release = tsr_stage;");
-  line("if (++tsr_stage == ", stages_, ") { tsr_stage = 0; tsr_phase ^= 1; }");
+  line("if (++tsr_stage == ", ring().stages, ") { tsr_stage = 0; tsr_phase ^= 1; }");
   close();
   line("tsr_wgmma_wait<0>();");
   line("if (tsr_release >= 0 && ", lane(), " == 0) tsr_mbar_arrive(&tsr_empty[tsr_release]);");
@@ -240,9 +241,9 @@ EmittedKernel Emitter::run_pipelined() {
     staged_param_ = -1;
     staged_bytes_ = 0;
     // 1024 bytes of slack: dynamic shared memory is only 16-byte aligned, and the ring needs 1024.
-    stages_ = static_cast<int>(
-        std::min<int64_t>(kMaxStages, (limit - 1024 - ring_offset) / p.stage_bytes()));
-    if (stages_ < 2) return {};  // emit() takes the general lowering
+    const int stages = ring_stages(limit - 1024 - ring_offset, p.stage_bytes(), kMaxStages);
+    if (stages < 2) return {};  // emit() takes the general lowering
+    pipeline(mma_ring(p, stages));
     out_.str("");
     depth_ = 3;
     role_ = Role::Consumer;
@@ -261,7 +262,7 @@ EmittedKernel Emitter::run_pipelined() {
   EmittedKernel k;
   k.entry = "tessera_" + identifier(f_.name);
   k.threads = t + 128;
-  k.shared_bytes = static_cast<size_t>(ring_offset + stages_ * p.stage_bytes() + 1024);
+  k.shared_bytes = static_cast<size_t>(ring_offset + ring().stages * ring().stage_bytes + 1024);
   k.reports_errors = reports_errors_;
   k.blocks_per_sm = 1;
   k.tensor_maps = {{p.a_param, p.a_atom(), p.bm, p.a_swizzle_bytes()}, {p.b_param, 64, p.bk, 128}};
@@ -271,8 +272,8 @@ EmittedKernel Emitter::run_pipelined() {
        comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
        " ----");
   line("// A pipelined mma loop: ", p.consumers(), " consumer warpgroup(s) (wgmma m64n", p.bn,
-       "k16, ", dtype_name(p.operand), ") and one producer warp (TMA), ", stages_, " stages of ",
-       p.bm, "x", p.bk, " and ", p.bk, "x", p.bn, " tiles.");
+       "k16, ", dtype_name(p.operand), ") and one producer warp (TMA), ", ring().stages,
+       " stages of ", p.bm, "x", p.bk, " and ", p.bk, "x", p.bn, " tiles.");
   out_ << helpers;
   std::string params = "TesseraGrid grid";
   for (size_t i = 0; i < f_.params.size(); ++i) {
@@ -294,9 +295,10 @@ EmittedKernel Emitter::run_pipelined() {
        "1023)) & 1023);");
   line("unsigned char* const tsr_ring = tsr_smem + ", ring_offset, ";");
   if (staged_param_ >= 0) line("unsigned char* const tsr_staged = tsr_smem + ", scratch_end, ";");
-  line("__shared__ unsigned long long tsr_full[", stages_, "], tsr_empty[", stages_, "];");
+  line("__shared__ unsigned long long tsr_full[", ring().stages, "], tsr_empty[", ring().stages,
+       "];");
   open("if (threadIdx.x == 0)");
-  open("for (int s = 0; s < ", stages_, "; ++s)");
+  open("for (int s = 0; s < ", ring().stages, "; ++s)");
   line("tsr_mbar_init(&tsr_full[s], 1);  // the producer's arrive.expect_tx");
   line("tsr_mbar_init(&tsr_empty[s], ", t / 32, ");  // one arrival per consumer warp");
   close();

@@ -17,6 +17,7 @@
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
 #include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/backend/cuda/software_pipeline.hpp"
 
 namespace tessera::backend::cuda::detail {
 namespace {
@@ -47,7 +48,7 @@ void Emitter::ampere_copies(const ir::Op& op, const std::string& step, const std
   for (size_t i = 0; i + 1 < body.ops.size(); ++i) this->op(body.ops[i]);
   role_ = role;
   converted_.pop_back();
-  line("unsigned char* const tsr_dst = tsr_ring + (", slot, ") * ", p.stage_bytes(), ";");
+  line("unsigned char* const tsr_dst = tsr_ring + (", slot, ") * ", ring().stage_bytes, ";");
   const auto copy = [&](const ir::Op& load, int64_t offset) {
     const int64_t rows = load.attrs.shape[0], cols = load.attrs.shape[1];
     const int64_t chunks = cols / 8, total = rows * chunks, t = threads();
@@ -104,7 +105,7 @@ void Emitter::ampere_copies(const ir::Op& op, const std::string& step, const std
     close();
   };
   copy(*p.load_a, 0);
-  copy(*p.load_b, p.a_bytes());
+  copy(*p.load_b, buffer_offset(1));
   close();
 }
 
@@ -112,7 +113,7 @@ void Emitter::ampere_loop(const ir::Op& op) {
   const MmaPipeline& p = *plan_.pipeline;
   const ir::Block& body = op.regions[0];
   const MmaTiling m = plan_.tiling({p.bm, p.bn});
-  const int s = stages_, a_row = p.bk * 2, b_row = p.bn * 2;
+  const int s = ring().stages, a_row = p.bk * 2, b_row = p.bn * 2;
   const int warp_rows = m.frags_m * 16, warp_cols = m.frags_n * 8;
   current_op_ = &op;
   line("// ",
@@ -156,8 +157,8 @@ void Emitter::ampere_loop(const ir::Op& op) {
   close();
   line("tsr_cp_async_commit();");
   line("if (++tsr_write == ", s, ") tsr_write = 0;");
-  line("const unsigned char* const sa = tsr_ring + tsr_read * ", p.stage_bytes(), ";");
-  line("const unsigned char* const sb = sa + ", p.a_bytes(), ";");
+  line("const unsigned char* const sa = tsr_ring + tsr_read * ", ring().stage_bytes, ";");
+  line("const unsigned char* const sb = sa + ", buffer_offset(1), ";");
   unroll();
   open("for (int kk = 0; kk < ", p.bk / 16, "; ++kk)");
   line("unsigned fa[", m.frags_m, "][4], fb[", m.frags_n, "][2];");
@@ -197,9 +198,9 @@ EmittedKernel Emitter::run_pipelined_sm80() {
   std::string body;
   for (int attempt = 0; attempt < 3; ++attempt) {
     ring_offset = (smem_bytes_ + 127) / 128 * 128;
-    stages_ =
-        static_cast<int>(std::min<int64_t>(kMaxStages, (limit - ring_offset) / p.stage_bytes()));
-    if (stages_ < 2) return {};  // emit() takes the general lowering
+    const int stages = ring_stages(limit - ring_offset, p.stage_bytes(), kMaxStages);
+    if (stages < 2) return {};  // emit() takes the general lowering
+    pipeline(mma_ring(p, stages));
     out_.str("");
     depth_ = 2;
     role_ = Role::All;
@@ -213,7 +214,7 @@ EmittedKernel Emitter::run_pipelined_sm80() {
   EmittedKernel k;
   k.entry = "tessera_" + identifier(f_.name);
   k.threads = t;
-  k.shared_bytes = static_cast<size_t>(ring_offset + stages_ * p.stage_bytes());
+  k.shared_bytes = static_cast<size_t>(ring_offset + ring().stages * ring().stage_bytes);
   k.reports_errors = reports_errors_;
   const MmaTiling m = plan_.tiling({p.bm, p.bn});
 
@@ -222,8 +223,8 @@ EmittedKernel Emitter::run_pipelined_sm80() {
        " ----");
   line("// A pipelined mma loop: ", m.warps_m * m.warps_n, " warps (", m.warps_m, "x", m.warps_n,
        "), each a ", m.frags_m * 16, "x", m.frags_n * 8, " tile of mma.sync m16n8k16 (",
-       dtype_name(p.operand), "); ", stages_, " cp.async stages of ", p.bm, "x", p.bk, " and ",
-       p.bk, "x", p.bn, " tiles.");
+       dtype_name(p.operand), "); ", ring().stages, " cp.async stages of ", p.bm, "x", p.bk,
+       " and ", p.bk, "x", p.bn, " tiles.");
   std::string params = "TesseraGrid grid";
   for (size_t i = 0; i < f_.params.size(); ++i) {
     const ir::Param& prm = f_.params[i];

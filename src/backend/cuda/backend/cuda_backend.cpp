@@ -7,6 +7,8 @@
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/gpu.hpp"
+#include "tessera/runtime/launch.hpp"
+#include "tessera/runtime/stream.hpp"
 
 namespace tessera::backend::cuda {
 
@@ -36,6 +38,16 @@ class CudaBackend final : public Backend {
 
   void check_launch(const Loaded& loaded, const LaunchArgs& args) const override {
     runtime::gpu_check_launch(*loaded.gpu, args);
+  }
+
+  // On the stream of this thread's StreamScope, or the device's own; after the launches it
+  // follows, waited for on the device when they are on another stream.
+  std::shared_ptr<runtime::Completion> start(LaunchToStart&& l) const override {
+    std::shared_ptr<runtime::Completion> done = runtime::gpu_launch(
+        *l.gpu, l.args, std::move(l.label), runtime::current_stream(l.device), l.writers, l.readers,
+        /*checked=*/true);  // by check_launch, before the launch started
+    done->follow(std::move(l.writers));
+    return done;
   }
 
   void check_compiles(const ir::Function& fn) const override { nvrtc_check(fn); }
