@@ -41,43 +41,47 @@ const std::string& Completion::label() const {
 }
 
 void Completion::mark_done(std::exception_ptr error) const {
-  std::vector<std::shared_ptr<Completion>> writers;  // released outside the lock
+  // Released outside the lock.
+  std::array<std::shared_ptr<Completion>, kInlineWriters> writers;
+  std::vector<std::shared_ptr<Completion>> more_writers;
   {
     std::lock_guard lock(mu_);
     if (done_) return;
     done_ = true;
     error_ = std::move(error);
     writers.swap(writers_);
+    more_writers.swap(more_writers_);
+    writer_count_ = 0;
   }
   cv_.notify_all();
 }
 
-void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
+void Completion::follow(std::span<const std::shared_ptr<Completion>> writers) {
   std::lock_guard lock(mu_);
-  writers_ = std::move(writers);
+  const size_t inline_count = std::min(writers.size(), kInlineWriters);
+  std::copy(writers.begin(), writers.begin() + static_cast<std::ptrdiff_t>(inline_count),
+            writers_.begin());
+  more_writers_.assign(writers.begin() + static_cast<std::ptrdiff_t>(inline_count), writers.end());
+  writer_count_ = writers.size();
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
   // Copied out of the lock (each is waited for): on the stack for the usual few, so that a wait
   // allocates nothing.
-  constexpr size_t kInline = 4;
-  std::array<std::shared_ptr<Completion>, kInline> inline_writers;
+  std::array<std::shared_ptr<Completion>, kInlineWriters> inline_writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
   size_t count = 0;
   try {
     std::lock_guard lock(mu_);
-    count = writers_.size();
-    if (count <= kInline)
-      std::copy(writers_.begin(), writers_.end(), inline_writers.begin());
-    else
-      more_writers = writers_;
+    count = writer_count_;
+    inline_writers = writers_;
+    more_writers = more_writers_;
   } catch (...) {
     return std::current_exception();
   }
-  const std::span<const std::shared_ptr<Completion>> writers =
-      count <= kInline ? std::span<const std::shared_ptr<Completion>>(inline_writers.data(), count)
-                       : std::span<const std::shared_ptr<Completion>>(more_writers);
-  for (const std::shared_ptr<Completion>& w : writers) {
+  for (size_t i = 0; i < count; ++i) {
+    const std::shared_ptr<Completion>& w =
+        i < kInlineWriters ? inline_writers[i] : more_writers[i - kInlineWriters];
     try {
       w->wait();
     } catch (const std::exception& e) {
@@ -589,6 +593,9 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   checked.gpu_ = spec.gpu;
   backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = std::move(grid);
+  // Their memory is reused from earlier launches (given back when this one has started).
+  checked.uses_ = SpareVectors<std::pair<const Storage*, bool>>::take();
+  launch_args.args = SpareVectors<backend::ArgValue>::take();
   checked.uses_.reserve(args.size());
   launch_args.args.reserve(args.size());
   for (const LaunchArg& a : args) {
@@ -621,6 +628,9 @@ struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
   std::vector<std::shared_ptr<Completion>> readers;
   std::shared_ptr<Completion> done;
 
+  // The argument list's memory goes to the next launch (SpareVectors).
+  ~CpuLaunchJob() { SpareVectors<backend::ArgValue>::give(std::move(args.args)); }
+
   // Queues the job on the CPU backend's workers.
   static void enqueue(std::shared_ptr<const CompiledKernel> kernel, backend::LaunchArgs args,
                       std::vector<std::shared_ptr<Completion>> readers,
@@ -649,30 +659,47 @@ struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
 }  // namespace
 
 std::shared_ptr<Completion> CheckedLaunch::start() && {
+  // The lists' memory goes to the next launch once this one has started (or failed to).
+  struct GiveBack {
+    CheckedLaunch& l;
+    ~GiveBack() {
+      SpareVectors<std::pair<const Storage*, bool>>::give(std::move(l.uses_));
+      SpareVectors<backend::ArgValue>::give(std::move(l.args_.args));
+    }
+  } give_back{*this};
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
-  // This thread's list, reused: no heap allocation per launch once it has grown. (Nothing called
-  // below starts another launch on this thread.)
+  // This thread's lists, reused: no heap allocation per launch once they have grown. (Nothing
+  // called below starts another launch on this thread.) The predecessors are cleared on the way
+  // out, so that they keep no earlier launch alive.
   thread_local std::vector<StorageUse> uses;
+  thread_local Predecessors before;
+  struct Clear {
+    ~Clear() {
+      before.writers.clear();
+      before.readers.clear();
+    }
+  } clear_before;
   uses.clear();
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
   const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
-  Predecessors before = PendingAccess::predecessors(uses);
+  PendingAccess::predecessors(uses, before);
   clock.mark(&LaunchProfile::start_ns);
   std::shared_ptr<Completion> done;
   if (device_.is_cpu()) {
     done = std::allocate_shared<Completion>(PoolAllocator<Completion>{}, label_);
-    done->follow(std::move(before.writers));
+    done->follow(before.writers);
     // The job waits for the readers it follows (they only have to finish), then for the writers
     // (whose failure is this launch's), then runs. The kernel and the argument values travel with
     // it; the storages stay alive since each one waits for its launches before it is freed.
+    // (Readers are few and rare on a repeated launch: moved, a new list is made only then.)
     CpuLaunchJob::enqueue(kernel_, std::move(args_), std::move(before.readers), done);
   } else {
     // On the stream of this thread's StreamScope, or the device's own; after the launches it
     // follows, waited for on the device when they are on another stream.
     done = gpu_launch(*gpu_, args_, label_, current_stream(device_), before.writers, before.readers,
                       /*checked=*/true);  // by the backend's check_launch, in check_launch()
-    done->follow(std::move(before.writers));
+    done->follow(before.writers);
   }
   clock.mark(&LaunchProfile::queue_ns);
   PendingAccess::record(uses, done);
