@@ -41,7 +41,8 @@ const std::string& Completion::label() const {
 }
 
 void Completion::mark_done(std::exception_ptr error) const {
-  // Released outside the lock.
+  // The predecessors are released outside the lock, and before the waiters are woken: a thread
+  // that waited for this launch then finds their blocks back in the pools (block_pool.hpp).
   std::array<std::shared_ptr<Completion>, kInlineWriters> writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
   {
@@ -53,6 +54,8 @@ void Completion::mark_done(std::exception_ptr error) const {
     more_writers.swap(more_writers_);
     writer_count_ = 0;
   }
+  for (std::shared_ptr<Completion>& w : writers) w.reset();
+  more_writers.clear();
   cv_.notify_all();
 }
 
@@ -646,13 +649,17 @@ struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
   }
   void run() {
     for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-    if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-    try {
-      backend::cpu::run(kernel->fn, args);
-      done->finish();
-    } catch (...) {
-      done->finish(std::current_exception());
+    std::exception_ptr error = done->predecessor_error();
+    if (!error) {
+      try {
+        backend::cpu::run(kernel->fn, args);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
+    // Given back before the launch is done: the next launch after a wait for this one finds it.
+    SpareVectors<backend::ArgValue>::give(std::move(args.args));
+    done->finish(error);
   }
 };
 
