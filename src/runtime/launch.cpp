@@ -289,9 +289,10 @@ constexpr size_t kRecentEntries = 4;
 thread_local std::array<RecentEntry, kRecentEntries> t_recent;
 thread_local size_t t_recent_next = 0;
 
-std::shared_ptr<CacheEntry> recent_entry(std::string_view key) {
+// A raw pointer: entries live as long as the cache (no reference count changes per launch).
+CacheEntry* recent_entry(std::string_view key) {
   for (const RecentEntry& r : t_recent)
-    if (r.entry && r.key == key) return r.entry;
+    if (r.entry && r.key == key) return r.entry.get();
   return nullptr;
 }
 void remember_entry(std::string_view key, const std::shared_ptr<CacheEntry>& entry) {
@@ -522,20 +523,24 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
     for (size_t i = 0; i < args.size(); ++i)
       if (args[i].tensor) tensor_specs[i] = tensor_spec(*args[i].tensor);
   }
-  Specialization spec;
+  // The cache entry's own specialization, read in place: a built entry never changes again, and
+  // entries are never removed, so no copy (and no reference count change) per launch.
+  const Specialization* spec = nullptr;
   {
     specialization_key(key, site, args, *device, tensor_specs);
-    std::shared_ptr<CacheEntry> entry = recent_entry(key);
+    CacheEntry* entry = recent_entry(key);
     if (!entry) {
       SpecializationCache& c = cache();
+      std::shared_ptr<CacheEntry> found;
       {
         std::lock_guard lock(c.mu);
         auto it = c.entries.find(std::string_view(key));
         if (it == c.entries.end())
           it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
-        entry = it->second;
+        found = it->second;
       }
-      remember_entry(key, entry);
+      remember_entry(key, found);
+      entry = found.get();
     }
     auto params = [&] {
       std::vector<ir::Param> ps;
@@ -551,14 +556,15 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
     // A built entry never changes again: read without its lock (ready is set after spec, with
     // release order).
     bool cached = entry->ready.load(std::memory_order_acquire);
-    if (cached) spec = entry->spec;
+    if (cached) spec = &entry->spec;
     if (!cached) {
       std::lock_guard lock(entry->mu);
       if (entry->ready.load(std::memory_order_relaxed)) {
-        spec = entry->spec;
+        spec = &entry->spec;
         cached = true;
       } else {
-        spec.label = std::make_shared<const std::string>(
+        Specialization built;
+        built.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
         // Traced twice: a body whose trace is not a function of the key is refused here. The
@@ -571,29 +577,30 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         const std::string stored = ir_cache::key(
             site.identity, std::string_view(key).substr(sizeof site.identity), *device);
         if (!stored.empty()) {
-          source.read_back = [&] { return ir_cache::find(stored, *device, *spec.label); };
-          source.keep = [&](const CompiledKernel& k) { ir_cache::store(stored, k, *spec.label); };
+          source.read_back = [&] { return ir_cache::find(stored, *device, *built.label); };
+          source.keep = [&](const CompiledKernel& k) { ir_cache::store(stored, k, *built.label); };
         }
         // Traced, checked, lowered, compiled and loaded, stage by stage: compile_pipeline.cpp.
         CompiledSpecialization compiled = compile_specialization(source);
-        spec.traced = std::move(compiled.traced);
-        spec.kernel = std::move(compiled.kernel);
-        spec.gpu = std::move(compiled.gpu);
-        entry->spec = spec;
+        built.traced = std::move(compiled.traced);
+        built.kernel = std::move(compiled.kernel);
+        built.gpu = std::move(compiled.gpu);
+        entry->spec = std::move(built);
         entry->ready.store(true, std::memory_order_release);
+        spec = &entry->spec;
       }
     }
     // (A specialization read back by ir_cache has no trace to compare with; it is not read back
     // under TESSERA_CHECK=trace.)
-    if (cached && spec.traced && env_list_has("TESSERA_CHECK", "trace"))
-      tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
+    if (cached && spec->traced && env_list_has("TESSERA_CHECK", "trace"))
+      tile::recheck_trace(*spec->traced, [&] { return trace(params()); });
   }
   clock.mark(&LaunchProfile::lookup_ns);
   CheckedLaunch checked;
-  checked.label_ = spec.label;
+  checked.label_ = spec->label;
   checked.device_ = *device;
-  checked.kernel_ = spec.kernel;
-  checked.gpu_ = spec.gpu;
+  checked.kernel_ = spec->kernel;
+  checked.gpu_ = spec->gpu;
   backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = std::move(grid);
   // Their memory is reused from earlier launches (given back when this one has started).
@@ -613,8 +620,10 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   }
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
-  // (spec's last use: moved, not copied, so no reference count changes.)
-  device_backend.check_launch({std::move(spec.gpu)}, launch_args);
+  // (The kernel is lent to it and taken back: moved, not copied, so no reference count changes.)
+  backend::Loaded loaded{std::move(checked.gpu_)};
+  device_backend.check_launch(loaded, launch_args);
+  checked.gpu_ = std::move(loaded.gpu);
   if (capturing()) checked.capture_ = capture_arguments(site, args, *device, call);
   clock.mark(&LaunchProfile::pack_ns);
   return checked;
