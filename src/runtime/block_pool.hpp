@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace tessera::runtime {
 
@@ -92,6 +93,49 @@ struct PooledNew {
   static void operator delete(void* p, std::size_t n) noexcept {
     if (n == sizeof(T)) return BlockPool<sizeof(T), alignof(T)>::give(p);
     ::operator delete(p);
+  }
+};
+
+}  // namespace tessera::runtime
+
+namespace tessera::runtime {
+
+// Spare std::vector buffers of one element type, shared by every thread: a launch's lists
+// (CheckedLaunch's arguments and storages) take one and give it back once the launch has
+// started (a CPU launch's arguments, once its worker ran it), so that a repeated launch reuses
+// their memory instead of allocating. Leaked on purpose, like BlockPool's lists.
+template <class T>
+class SpareVectors {
+ public:
+  // An empty vector, with the capacity of one given back earlier if there is one.
+  static std::vector<T> take() {
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    if (s.spare.empty()) return {};
+    std::vector<T> v = std::move(s.spare.back());
+    s.spare.pop_back();
+    return v;
+  }
+  // Keeps v's memory for a later take() (its elements are destroyed here). Never throws.
+  static void give(std::vector<T>&& v) noexcept {
+    if (v.capacity() == 0) return;
+    v.clear();
+    State& s = state();
+    std::lock_guard lock(s.mu);
+    // Bounded (the list's own memory is reserved once): the rest goes back to the heap.
+    if (s.spare.size() < kKeep) s.spare.push_back(std::move(v));
+  }
+
+ private:
+  static constexpr std::size_t kKeep = 1024;
+  struct State {
+    State() { spare.reserve(kKeep); }
+    std::mutex mu;
+    std::vector<std::vector<T>> spare;
+  };
+  static State& state() {
+    static State* s = new State;
+    return *s;
   }
 };
 

@@ -29,6 +29,9 @@ struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
   std::vector<std::shared_ptr<Completion>> readers;
   std::shared_ptr<Completion> done;
 
+  // The argument list's memory goes to the next launch (SpareVectors).
+  ~CpuLaunchJob() { runtime::SpareVectors<ArgValue>::give(std::move(args.args)); }
+
   // Queues the job on the CPU backend's workers.
   static void enqueue(std::shared_ptr<const ir::Function> fn, LaunchArgs args,
                       std::vector<std::shared_ptr<Completion>> readers,
@@ -44,13 +47,17 @@ struct CpuLaunchJob : PooledNew<CpuLaunchJob> {
   }
   void run() {
     for (const std::shared_ptr<Completion>& r : readers) r->wait_quietly();
-    if (std::exception_ptr e = done->predecessor_error()) return done->finish(e);
-    try {
-      cpu::run(*fn, args);
-      done->finish();
-    } catch (...) {
-      done->finish(std::current_exception());
+    std::exception_ptr error = done->predecessor_error();
+    if (!error) {
+      try {
+        cpu::run(*fn, args);
+      } catch (...) {
+        error = std::current_exception();
+      }
     }
+    // Given back before the launch is done: the next launch after a wait for this one finds it.
+    runtime::SpareVectors<ArgValue>::give(std::move(args.args));
+    done->finish(error);
   }
 };
 
@@ -62,10 +69,11 @@ class CpuBackend final : public Backend {
   Loaded compile(const KernelToCompile&) const override { return {}; }
   // The job waits for the readers it follows (they only have to finish), then for the writers
   // (whose failure is this launch's), then runs. The IR and the argument values travel with it;
-  // the storages stay alive since each one waits for its launches before it is freed.
+  // the storages stay alive since each one waits for its launches before it is freed. (Readers
+  // are few and rare on a repeated launch: moved, a new list is made only then.)
   std::shared_ptr<Completion> start(LaunchToStart&& l) const override {
     auto done = std::allocate_shared<Completion>(PoolAllocator<Completion>{}, std::move(l.label));
-    done->follow(std::move(l.writers));
+    done->follow(l.writers);
     CpuLaunchJob::enqueue(std::move(l.fn), std::move(l.args), std::move(l.readers), done);
     return done;
   }

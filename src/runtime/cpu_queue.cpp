@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace tessera::runtime {
 
@@ -24,7 +24,9 @@ class CpuQueue {
   void push(std::function<void()> job) {
     {
       std::lock_guard lock(mu_);
-      jobs_.push_back(std::move(job));
+      if (count_ == jobs_.size()) grow();
+      jobs_[(head_ + count_) % jobs_.size()] = std::move(job);
+      ++count_;
     }
     cv_.notify_one();
   }
@@ -42,17 +44,30 @@ class CpuQueue {
       std::function<void()> job;
       {
         std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] { return holds_ == 0 && !jobs_.empty(); });
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
+        cv_.wait(lock, [&] { return holds_ == 0 && count_ != 0; });
+        job = std::move(jobs_[head_]);
+        jobs_[head_] = nullptr;
+        head_ = (head_ + 1) % jobs_.size();
+        --count_;
       }
       job();  // jobs catch their own errors (launch.cpp)
     }
   }
 
+  // Under mu_: twice the room, the jobs in order from slot 0.
+  void grow() {
+    std::vector<std::function<void()>> bigger(std::max<size_t>(64, 2 * jobs_.size()));
+    for (size_t i = 0; i < count_; ++i) bigger[i] = std::move(jobs_[(head_ + i) % jobs_.size()]);
+    jobs_.swap(bigger);
+    head_ = 0;
+  }
+
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void()>> jobs_;
+  // A ring of jobs_.size() slots, count_ of them queued from head_: it keeps its memory, so that
+  // queuing a launch allocates nothing once it has grown (a deque allocates a block every few).
+  std::vector<std::function<void()>> jobs_;
+  size_t head_ = 0, count_ = 0;
   int holds_ = 0;
 };
 

@@ -66,7 +66,7 @@ namespace {
 
 // A launch's error report: device memory from the stream-ordered pool, freed behind the work
 // on the stream (so never while the launch may still write it).
-class ErrorReport {
+class ErrorReport : public PooledNew<ErrorReport> {
  public:
   // On the device's own stream, like tensors: a launch on another stream waits for what is
   // queued there before it starts, and the report is freed there only after the launch's event

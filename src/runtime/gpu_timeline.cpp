@@ -152,6 +152,17 @@ void StreamTimeline::order_on(uint64_t seq, CUstream waiter) {
   } catch (...) {  // the work failed: nothing to wait for; its wait() reports the failure
     return;
   }
+  if (waiter == stream_) {
+    // This stream was destroyed and `waiter` is a new one with its handle: Event::make_wait takes
+    // a wait on the handle the event was recorded on for one in order already, and would skip it.
+    // Waited for on the host instead (only a reused handle gets here).
+    try {
+      event->synchronize();
+    } catch (...) {  // the work failed: its wait() reports the failure
+      return;
+    }
+    return saw_complete(mark);
+  }
   event->make_wait(waiter);
 }
 

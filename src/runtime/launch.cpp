@@ -38,43 +38,50 @@ const std::string& Completion::label() const {
 }
 
 void Completion::mark_done(std::exception_ptr error) const {
-  std::vector<std::shared_ptr<Completion>> writers;  // released outside the lock
+  // The predecessors are released outside the lock, and before the waiters are woken: a thread
+  // that waited for this launch then finds their blocks back in the pools (block_pool.hpp).
+  std::array<std::shared_ptr<Completion>, kInlineWriters> writers;
+  std::vector<std::shared_ptr<Completion>> more_writers;
   {
     std::lock_guard lock(mu_);
     if (done_) return;
     done_ = true;
     error_ = std::move(error);
     writers.swap(writers_);
+    more_writers.swap(more_writers_);
+    writer_count_ = 0;
   }
+  for (std::shared_ptr<Completion>& w : writers) w.reset();
+  more_writers.clear();
   cv_.notify_all();
 }
 
-void Completion::follow(std::vector<std::shared_ptr<Completion>> writers) {
+void Completion::follow(std::span<const std::shared_ptr<Completion>> writers) {
   std::lock_guard lock(mu_);
-  writers_ = std::move(writers);
+  const size_t inline_count = std::min(writers.size(), kInlineWriters);
+  std::copy(writers.begin(), writers.begin() + static_cast<std::ptrdiff_t>(inline_count),
+            writers_.begin());
+  more_writers_.assign(writers.begin() + static_cast<std::ptrdiff_t>(inline_count), writers.end());
+  writer_count_ = writers.size();
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
   // Copied out of the lock (each is waited for): on the stack for the usual few, so that a wait
   // allocates nothing.
-  constexpr size_t kInline = 4;
-  std::array<std::shared_ptr<Completion>, kInline> inline_writers;
+  std::array<std::shared_ptr<Completion>, kInlineWriters> inline_writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
   size_t count = 0;
   try {
     std::lock_guard lock(mu_);
-    count = writers_.size();
-    if (count <= kInline)
-      std::copy(writers_.begin(), writers_.end(), inline_writers.begin());
-    else
-      more_writers = writers_;
+    count = writer_count_;
+    inline_writers = writers_;
+    more_writers = more_writers_;
   } catch (...) {
     return std::current_exception();
   }
-  const std::span<const std::shared_ptr<Completion>> writers =
-      count <= kInline ? std::span<const std::shared_ptr<Completion>>(inline_writers.data(), count)
-                       : std::span<const std::shared_ptr<Completion>>(more_writers);
-  for (const std::shared_ptr<Completion>& w : writers) {
+  for (size_t i = 0; i < count; ++i) {
+    const std::shared_ptr<Completion>& w =
+        i < kInlineWriters ? inline_writers[i] : more_writers[i - kInlineWriters];
     try {
       w->wait();
     } catch (const std::exception& e) {
@@ -279,9 +286,10 @@ constexpr size_t kRecentEntries = 4;
 thread_local std::array<RecentEntry, kRecentEntries> t_recent;
 thread_local size_t t_recent_next = 0;
 
-std::shared_ptr<CacheEntry> recent_entry(std::string_view key) {
+// A raw pointer: entries live as long as the cache (no reference count changes per launch).
+CacheEntry* recent_entry(std::string_view key) {
   for (const RecentEntry& r : t_recent)
-    if (r.entry && r.key == key) return r.entry;
+    if (r.entry && r.key == key) return r.entry.get();
   return nullptr;
 }
 void remember_entry(std::string_view key, const std::shared_ptr<CacheEntry>& entry) {
@@ -512,20 +520,24 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
     for (size_t i = 0; i < args.size(); ++i)
       if (args[i].tensor) tensor_specs[i] = tensor_spec(*args[i].tensor);
   }
-  Specialization spec;
+  // The cache entry's own specialization, read in place: a built entry never changes again, and
+  // entries are never removed, so no copy (and no reference count change) per launch.
+  const Specialization* spec = nullptr;
   {
     specialization_key(key, site, args, *device, tensor_specs);
-    std::shared_ptr<CacheEntry> entry = recent_entry(key);
+    CacheEntry* entry = recent_entry(key);
     if (!entry) {
       SpecializationCache& c = cache();
+      std::shared_ptr<CacheEntry> found;
       {
         std::lock_guard lock(c.mu);
         auto it = c.entries.find(std::string_view(key));
         if (it == c.entries.end())
           it = c.entries.emplace(key, std::make_shared<CacheEntry>()).first;
-        entry = it->second;
+        found = it->second;
       }
-      remember_entry(key, entry);
+      remember_entry(key, found);
+      entry = found.get();
     }
     auto params = [&] {
       std::vector<ir::Param> ps;
@@ -541,14 +553,15 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
     // A built entry never changes again: read without its lock (ready is set after spec, with
     // release order).
     bool cached = entry->ready.load(std::memory_order_acquire);
-    if (cached) spec = entry->spec;
+    if (cached) spec = &entry->spec;
     if (!cached) {
       std::lock_guard lock(entry->mu);
       if (entry->ready.load(std::memory_order_relaxed)) {
-        spec = entry->spec;
+        spec = &entry->spec;
         cached = true;
       } else {
-        spec.label = std::make_shared<const std::string>(
+        Specialization built;
+        built.label = std::make_shared<const std::string>(
             detail::cat("kernel '", site.name, "'",
                         site.loc.known() ? " (defined at " + site.loc.str() + ")" : ""));
         // Traced twice: a body whose trace is not a function of the key is refused here. The
@@ -561,31 +574,35 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         const std::string stored = ir_cache::key(
             site.identity, std::string_view(key).substr(sizeof site.identity), *device);
         if (!stored.empty()) {
-          source.read_back = [&] { return ir_cache::find(stored, *device, *spec.label); };
-          source.keep = [&](const CompiledKernel& k) { ir_cache::store(stored, k, *spec.label); };
+          source.read_back = [&] { return ir_cache::find(stored, *device, *built.label); };
+          source.keep = [&](const CompiledKernel& k) { ir_cache::store(stored, k, *built.label); };
         }
         // Traced, checked, lowered, compiled and loaded, stage by stage: compile_pipeline.cpp.
         CompiledSpecialization compiled = compile_specialization(source);
-        spec.traced = std::move(compiled.traced);
-        spec.kernel = std::move(compiled.kernel);
-        spec.gpu = std::move(compiled.gpu);
-        entry->spec = spec;
+        built.traced = std::move(compiled.traced);
+        built.kernel = std::move(compiled.kernel);
+        built.gpu = std::move(compiled.gpu);
+        entry->spec = std::move(built);
         entry->ready.store(true, std::memory_order_release);
+        spec = &entry->spec;
       }
     }
     // (A specialization read back by ir_cache has no trace to compare with; it is not read back
     // under TESSERA_CHECK=trace.)
-    if (cached && spec.traced && env_list_has("TESSERA_CHECK", "trace"))
-      tile::recheck_trace(*spec.traced, [&] { return trace(params()); });
+    if (cached && spec->traced && env_list_has("TESSERA_CHECK", "trace"))
+      tile::recheck_trace(*spec->traced, [&] { return trace(params()); });
   }
   clock.mark(&LaunchProfile::lookup_ns);
   CheckedLaunch checked;
-  checked.label_ = spec.label;
+  checked.label_ = spec->label;
   checked.device_ = *device;
-  checked.kernel_ = spec.kernel;
-  checked.gpu_ = spec.gpu;
+  checked.kernel_ = spec->kernel;
+  checked.gpu_ = spec->gpu;
   backend::LaunchArgs& launch_args = checked.args_;
   launch_args.grid = std::move(grid);
+  // Their memory is reused from earlier launches (given back when this one has started).
+  checked.uses_ = SpareVectors<std::pair<const Storage*, bool>>::take();
+  launch_args.args = SpareVectors<backend::ArgValue>::take();
   checked.uses_.reserve(args.size());
   launch_args.args.reserve(args.size());
   for (const LaunchArg& a : args) {
@@ -600,32 +617,51 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
   }
   // What the GPU backend checks against the device (threads, shared memory, ranks, the grid's
   // extent) is checked here too, while the caller still holds the arguments.
-  // (spec's last use: moved, not copied, so no reference count changes.)
-  device_backend.check_launch({std::move(spec.gpu)}, launch_args);
+  // (The kernel is lent to it and taken back: moved, not copied, so no reference count changes.)
+  backend::Loaded loaded{std::move(checked.gpu_)};
+  device_backend.check_launch(loaded, launch_args);
+  checked.gpu_ = std::move(loaded.gpu);
   if (capturing()) checked.capture_ = capture_arguments(site, args, *device, call);
   clock.mark(&LaunchProfile::pack_ns);
   return checked;
 }
 
 std::shared_ptr<Completion> CheckedLaunch::start() && {
+  // The lists' memory goes to the next launch once this one has started (or failed to).
+  struct GiveBack {
+    CheckedLaunch& l;
+    ~GiveBack() {
+      SpareVectors<std::pair<const Storage*, bool>>::give(std::move(l.uses_));
+      SpareVectors<backend::ArgValue>::give(std::move(l.args_.args));
+    }
+  } give_back{*this};
   if (capture_) return capture_launch(label_, kernel_, gpu_, args_, uses_, *capture_);
   PhaseClock clock;
-  // This thread's list, reused: no heap allocation per launch once it has grown. (Nothing called
-  // below starts another launch on this thread.)
+  // This thread's lists, reused: no heap allocation per launch once they have grown. (Nothing
+  // called below starts another launch on this thread.) The predecessors are cleared on the way
+  // out, so that they keep no earlier launch alive.
   thread_local std::vector<StorageUse> uses;
+  thread_local Predecessors before;
+  struct Clear {
+    ~Clear() {
+      before.writers.clear();
+      before.readers.clear();
+    }
+  } clear_before;
   uses.clear();
   for (const auto& [storage, written] : uses_) uses.push_back({storage, written});
   const std::unique_lock<std::mutex> graph_order = graph_order_lock(uses);
-  Predecessors before = PendingAccess::predecessors(uses);
+  PendingAccess::predecessors(uses, before);
   clock.mark(&LaunchProfile::start_ns);
   // The CPU's backend queues the IR on its workers; a GPU's, on the stream of this thread's
-  // StreamScope or the device's own (tessera/backend/backend.hpp, Backend::start).
+  // StreamScope or the device's own (tessera/backend/backend.hpp, Backend::start). The arguments
+  // and the predecessor lists are lent: what the backend does not keep comes back for reuse.
   const ir::Function* fn = &kernel_->fn;
   std::shared_ptr<Completion> done =
       backend::backend_for(device_.kind())
           .start({std::move(label_), device_,
                   std::shared_ptr<const ir::Function>(std::move(kernel_), fn), std::move(gpu_),
-                  std::move(args_), std::move(before.writers), std::move(before.readers)});
+                  args_, before.writers, before.readers});
   clock.mark(&LaunchProfile::queue_ns);
   PendingAccess::record(uses, done);
   clock.mark(&LaunchProfile::start_ns);

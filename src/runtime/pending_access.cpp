@@ -38,6 +38,11 @@ void prune_readers(std::vector<std::shared_ptr<Completion>>& readers) {
 
 Predecessors PendingAccess::predecessors(const std::vector<StorageUse>& uses) {
   Predecessors p;
+  predecessors(uses, p);
+  return p;
+}
+
+void PendingAccess::predecessors(const std::vector<StorageUse>& uses, Predecessors& p) {
   for (const StorageUse& u : uses) {
     std::lock_guard lock(u.storage->pending_mu_);
     if (const std::shared_ptr<Completion>& w = u.storage->writer_; w && still_matters(*w))
@@ -48,7 +53,6 @@ Predecessors PendingAccess::predecessors(const std::vector<StorageUse>& uses) {
       for (const std::shared_ptr<Completion>& r : u.storage->readers_)
         if (!r->known_done()) p.readers.push_back(r);
   }
-  return p;
 }
 
 void PendingAccess::record(const std::vector<StorageUse>& uses,

@@ -39,6 +39,8 @@ class PendingAccess {
   // The unfinished launches that a launch using `uses` must follow: each storage's writer, and
   // the readers of each storage it writes. Finished launches that succeeded are left out.
   static Predecessors predecessors(const std::vector<StorageUse>& uses);
+  // The same, appended to `out` (whose lists' memory the launch path reuses).
+  static void predecessors(const std::vector<StorageUse>& uses, Predecessors& out);
   // Records `launch` as the writer of the storages it writes (replacing their writer and
   // readers, which it follows) and as a reader of those it reads.
   static void record(const std::vector<StorageUse>& uses,

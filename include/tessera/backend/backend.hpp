@@ -8,11 +8,12 @@
 //   runtime::compile:       ... ─▶ every registered backend's check_compiles (TESSERA_NVRTC_CHECK)
 //
 // The CPU backend (src/runtime/cpu_backend.cpp: its start queues on the runtime's CPU workers) is
-// always there: the interpreter runs the IR, so its compile makes nothing. The CUDA backend (src/backend/cuda/backend/, target
-// tessera_cuda_backend) lowers the IR with the code generator and loads it; it registers itself
-// when linked, and Tessera::tessera links it explicitly (CMakeLists.txt: the linker is told to
-// keep it). Tessera::simt does not, so a SIMT-only program links no code generator; the runtime
-// library itself references none of it (test runtime_does_not_use_codegen).
+// always there: the interpreter runs the IR, so its compile makes nothing. The CUDA backend
+// (src/backend/cuda/backend/, target tessera_cuda_backend) lowers the IR with the code generator
+// and loads it; it registers itself when linked, and Tessera::tessera links it explicitly
+// (CMakeLists.txt: the linker is told to keep it). Tessera::simt does not, so a SIMT-only program
+// links no code generator; the runtime library itself references none of it (test
+// runtime_does_not_use_codegen).
 #pragma once
 
 #include <memory>
@@ -56,10 +57,13 @@ struct LaunchToStart {
   Device device;
   std::shared_ptr<const ir::Function> fn;  // the checked IR, kept alive until the launch ends
   std::shared_ptr<const runtime::GpuKernel> gpu;  // Loaded::gpu
-  LaunchArgs args;
+  // Lent for the call, so that a repeated launch allocates nothing: the caller reuses these
+  // lists' memory for its next launch, and a backend moves out what it keeps past start().
+  LaunchArgs& args;
   // Launches that write memory this one uses (their failure is its failure), and launches that
   // read memory this one writes (it only runs after them).
-  std::vector<std::shared_ptr<runtime::Completion>> writers, readers;
+  std::vector<std::shared_ptr<runtime::Completion>>& writers;
+  std::vector<std::shared_ptr<runtime::Completion>>& readers;
 };
 
 class Backend {

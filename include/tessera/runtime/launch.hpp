@@ -3,6 +3,7 @@
 // partitions, and runs it. Kernel<F> (kernel.hpp) is a thin template over this.
 #pragma once
 
+#include <array>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -87,8 +88,8 @@ class Completion {
   void finish(std::exception_ptr error = nullptr) { mark_done(std::move(error)); }
   // Makes the launches in `writers` (which write memory this launch reads or writes) this
   // launch's predecessors: their failure becomes its failure. Called once, before the work can
-  // finish.
-  void follow(std::vector<std::shared_ptr<Completion>> writers);
+  // finish. Copied: one or two writers (the usual chain) are held without a heap allocation.
+  void follow(std::span<const std::shared_ptr<Completion>> writers);
   // Waits for the predecessors; the LaunchError this launch fails with if one of them failed
   // (counting that one's error as seen), else null. Never throws.
   std::exception_ptr predecessor_error() const noexcept;
@@ -129,9 +130,13 @@ class Completion {
   mutable bool done_ = false;
   mutable bool seen_ = false;  // a wait() has thrown the error to a caller
   mutable std::exception_ptr error_;
-  // The predecessors (follow()); dropped once the work is done, so that a long chain of launches
-  // does not keep every earlier launch alive.
-  mutable std::vector<std::shared_ptr<Completion>> writers_;
+  // The predecessors (follow()): the first kInlineWriters inline, the rest in more_writers_;
+  // dropped once the work is done, so that a long chain of launches does not keep every earlier
+  // launch alive.
+  static constexpr size_t kInlineWriters = 2;
+  mutable std::array<std::shared_ptr<Completion>, kInlineWriters> writers_;
+  mutable std::vector<std::shared_ptr<Completion>> more_writers_;
+  mutable size_t writer_count_ = 0;
 };
 
 // Traces the kernel body; called with parameters already described (names, kinds, dtypes, ranks,

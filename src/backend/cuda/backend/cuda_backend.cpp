@@ -46,7 +46,7 @@ class CudaBackend final : public Backend {
     std::shared_ptr<runtime::Completion> done = runtime::gpu_launch(
         *l.gpu, l.args, std::move(l.label), runtime::current_stream(l.device), l.writers, l.readers,
         /*checked=*/true);  // by check_launch, before the launch started
-    done->follow(std::move(l.writers));
+    done->follow(l.writers);
     return done;
   }
 
