@@ -22,6 +22,7 @@
 #include "tessera/runtime/stream.hpp"
 #include "tessera/tile/trace_check.hpp"
 
+#include "block_pool.hpp"
 #include "compile_pipeline.hpp"
 #include "graph_capture.hpp"
 #include "handle_internals.hpp"
