@@ -127,6 +127,7 @@ class AttentionLowering {
   void output_operands(const ir::Op& op);
   void output_issue(const ir::Op& op);
   void carried_update(const ir::Op& loop, bool b_side);
+  void softmax_and_pv_operands(const ir::Op& loop);
   void fence_regs(ValueId v);
   void if_op(const ir::Op& op);
   // ---- the producer ----
@@ -856,6 +857,17 @@ void AttentionLowering::output_issue(const ir::Op& op) {
   line("tsr_wgmma_commit();");
 }
 
+// After a key tile's scores are done: the scores' registers fenced, the softmax (A-post), what
+// the output side needs before its product (B-pre), P V's register operands, and the scores
+// side's carried values updated. Runs once in the loop's prologue and once a trip after it.
+void AttentionLowering::softmax_and_pv_operands(const ir::Op& loop) {
+  fence_regs(a_.s_mma->results[0]);
+  emit_ops(a_post_);
+  emit_ops(b_pre_);
+  output_operands(*a_.pv_mma);
+  carried_update(loop, false);
+}
+
 // The carried values of one side take their yields (all read before any is written).
 void AttentionLowering::carried_update(const ir::Op& loop, bool b_side) {
   const ir::Block& body = loop.regions[0];
@@ -953,11 +965,7 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   // left the tensor cores waiting for Q at the start of every tile).
   line("if (lane == 0 && (long long)", lo, " + 1 >= (long long)", hi,
        ") tsr_mbar_arrive(&tsr_qempty);  // the last S is done: Q is read");
-  fence_regs(a_.s_mma->results[0]);
-  emit_ops(a_post_);
-  emit_ops(b_pre_);
-  output_operands(*a_.pv_mma);
-  carried_update(op, false);
+  softmax_and_pv_operands(op);
   e_.converted_.pop_back();
   close();
   const std::string it = "it_" + j;
@@ -1006,11 +1014,7 @@ void AttentionLowering::pipelined_loop(const ir::Op& op) {
   carried_update(op, true);
   open("if (tsr_more)");
   e_.converted_.emplace_back();
-  fence_regs(a_.s_mma->results[0]);
-  emit_ops(a_post_);
-  emit_ops(b_pre_);
-  output_operands(*a_.pv_mma);
-  carried_update(op, false);
+  softmax_and_pv_operands(op);
   e_.converted_.pop_back();
   close();
   line("tsr_stage = tsr_nstage;");
