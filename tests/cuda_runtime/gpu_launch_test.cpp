@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../runtime/scoped_env.hpp"
 #include "gpu_test_util.hpp"
 #include "tessera/core/half.hpp"
 
@@ -281,13 +282,13 @@ TEST_F(GpuLaunch, DumpWritesTheCudaSourceAndThePtxToFiles) {
   const fs::path dir =
       fs::temp_directory_path() / ("tessera-dump-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
-  setenv("TESSERA_DUMP", "cuda,ptx", 1);
-  setenv("TESSERA_DUMP_DIR", dir.c_str(), 1);
-  // A source of its own, so that no earlier test has prepared it.
-  const std::string source = std::string(kAxpy) + "// dump test " + std::to_string(::getpid());
-  runtime::gpu_prepare(gpu(), abi_kernel("axpy", source, axpy_params()));
-  unsetenv("TESSERA_DUMP");
-  unsetenv("TESSERA_DUMP_DIR");
+  {
+    const ScopedEnv dump("TESSERA_DUMP", "cuda,ptx");
+    const ScopedEnv dump_dir("TESSERA_DUMP_DIR", dir.string());
+    // A source of its own, so that no earlier test has prepared it.
+    const std::string source = std::string(kAxpy) + "// dump test " + std::to_string(::getpid());
+    runtime::gpu_prepare(gpu(), abi_kernel("axpy", source, axpy_params()));
+  }
   std::string cu, ptx;
   for (const auto& f : fs::directory_iterator(dir)) {
     std::stringstream text;

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/scoped_env.hpp"
 #include "tessera/core/error.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
@@ -356,28 +357,6 @@ TEST_F(JitCacheTest, FolderIsWritableWhenItCanBeMade) {
   EXPECT_TRUE(fs::is_directory(dir_));
   EXPECT_EQ(cache.disk_usage().entries, 0u);  // the probe leaves nothing behind
 }
-
-// The environment variables, restored after each use.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 TEST(JitCacheConfig, FolderComesFromTheEnvironment) {
   ScopedEnv home("HOME", "/home/someone");

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/scoped_env.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
 using namespace tessera::runtime;
@@ -92,19 +93,13 @@ TEST_F(JitFeedbackTest, QuietSilencesTheStatusLine) {
 }
 
 TEST(JitFeedbackConfig, QuietComesFromTesseraQuiet) {
-  const char* old = std::getenv("TESSERA_QUIET");
-  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
-  ::unsetenv("TESSERA_QUIET");
+  ScopedEnv quiet("TESSERA_QUIET", nullptr);
   EXPECT_FALSE(JitCache::config_from_environment().quiet);
   EXPECT_EQ(JitCache::config_from_environment().status_after, milliseconds(500));
-  ::setenv("TESSERA_QUIET", "1", 1);
+  quiet.set("1");
   EXPECT_TRUE(JitCache::config_from_environment().quiet);
-  ::setenv("TESSERA_QUIET", "0", 1);
+  quiet.set("0");
   EXPECT_FALSE(JitCache::config_from_environment().quiet);
-  if (saved)
-    ::setenv("TESSERA_QUIET", saved->c_str(), 1);
-  else
-    ::unsetenv("TESSERA_QUIET");
 }
 
 TEST(JitKeyArch, IsReadBackFromAKeyAndEmptyForAnythingElse) {

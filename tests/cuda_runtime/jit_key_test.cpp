@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "../runtime/scoped_env.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
 using namespace tessera::runtime;
@@ -71,17 +72,14 @@ TEST(Fnv1a64, HexIsSixteenLowercaseDigits) {
 }
 
 TEST(LogSwitch, NamesTopicsInACommaSeparatedList) {
-  const char* old = std::getenv("TESSERA_LOG");
-  const std::string saved = old ? old : "";
-  setenv("TESSERA_LOG", "launch,jit", 1);
+  ScopedEnv log("TESSERA_LOG", "launch,jit");
   EXPECT_TRUE(log_enabled("jit"));
   EXPECT_TRUE(log_enabled("launch"));
   EXPECT_FALSE(log_enabled("ji"));
-  setenv("TESSERA_LOG", "all", 1);
+  log.set("all");
   EXPECT_TRUE(log_enabled("jit"));
-  unsetenv("TESSERA_LOG");
+  log.set(nullptr);
   EXPECT_FALSE(log_enabled("jit"));
-  if (old) setenv("TESSERA_LOG", saved.c_str(), 1);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Sets an environment variable for a scope; the old value (or its absence) comes back after.
+// Sets an environment variable for a scope (nullptr: unsets it); the old value (or its absence)
+// comes back after, also when an assertion leaves the scope early.
 #pragma once
 
 #include <cstdlib>
@@ -7,9 +8,17 @@
 
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
+    set(value);
+  }
+  ScopedEnv(const char* name, const std::string& value) : ScopedEnv(name, value.c_str()) {}
+  // A new value within the scope (nullptr: unset).
+  void set(const char* value) {
+    if (value)
+      setenv(name_, value, 1);
+    else
+      unsetenv(name_);
   }
   ~ScopedEnv() {
     if (old_) {

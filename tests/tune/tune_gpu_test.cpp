@@ -14,6 +14,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera/tune.hpp>
 
+#include "../runtime/scoped_env.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
 namespace tessera::test {
@@ -71,9 +72,10 @@ TEST(TuneOnGpu, ARaggedGemmIsTunedOnceAndMatchesTheCpu) {
   EXPECT_EQ(tune::stats().candidates_timed - before.candidates_timed +
                 tune::stats().candidates_skipped - before.candidates_skipped,
             3u);
-  setenv("TESSERA_TUNE", "off", 1);  // the CPU reference: one candidate, untimed
-  const std::vector<float> want = run(Device::cpu());
-  unsetenv("TESSERA_TUNE");
+  const std::vector<float> want = [&] {
+    const ScopedEnv off("TESSERA_TUNE", "off");  // the CPU reference: one candidate, untimed
+    return run(Device::cpu());
+  }();
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i)
     ASSERT_NEAR(got[i], want[i], 1e-3 * (1 + std::fabs(want[i]))) << i;

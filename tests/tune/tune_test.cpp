@@ -14,6 +14,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera/tune.hpp>
 
+#include "../runtime/scoped_env.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
 namespace tessera::test {
@@ -182,11 +183,14 @@ TEST(Tune, AStaleRecordIsIgnoredWithANoteAndReplaced) {
   tune::forget();
   runtime::JitCache::global().clear_memory();
   const tune::Stats before = tune::stats();
-  setenv("TESSERA_LOG", "tune", 1);
-  testing::internal::CaptureStderr();
-  const Shape tile = run(make_tuner("test.stale"), ops);
-  const std::string log = testing::internal::GetCapturedStderr();
-  unsetenv("TESSERA_LOG");
+  std::string log;
+  Shape tile;
+  {
+    const ScopedEnv tune_log("TESSERA_LOG", "tune");
+    testing::internal::CaptureStderr();
+    tile = run(make_tuner("test.stale"), ops);
+    log = testing::internal::GetCapturedStderr();
+  }
   EXPECT_EQ(tile, (Shape{32, 32}));
   EXPECT_EQ(tune::stats().records_ignored - before.records_ignored, 1u);
   EXPECT_EQ(tune::stats().tunings - before.tunings, 1u);
@@ -212,11 +216,13 @@ TEST(Tune, AnUnreadableRecordIsIgnoredWithANote) {
   tune::forget();
   runtime::JitCache::global().clear_memory();
   const tune::Stats before = tune::stats();
-  setenv("TESSERA_LOG", "tune", 1);
-  testing::internal::CaptureStderr();
-  EXPECT_EQ(run(tuner, ops), (Shape{32, 32}));
-  const std::string log = testing::internal::GetCapturedStderr();
-  unsetenv("TESSERA_LOG");
+  std::string log;
+  {
+    const ScopedEnv tune_log("TESSERA_LOG", "tune");
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(run(tuner, ops), (Shape{32, 32}));
+    log = testing::internal::GetCapturedStderr();
+  }
   EXPECT_EQ(tune::stats().records_ignored - before.records_ignored, 1u);
   EXPECT_EQ(tune::stats().tunings - before.tunings, 1u);
   EXPECT_NE(log.find("ignoring the stored record (unreadable: its winner 'nobody' is not a "
@@ -272,10 +278,12 @@ TEST(Tune, WhenEveryCandidateIsRefusedTheCallerKeepsItsOutput) {
 
 TEST(Tune, TuningOffLaunchesTheFirstCandidateUntimed) {
   const Operands ops;
-  setenv("TESSERA_TUNE", "off", 1);
   const tune::Stats before = tune::stats();
-  const Shape tile = run(make_tuner("test.off"), ops);
-  unsetenv("TESSERA_TUNE");
+  Shape tile;
+  {
+    const ScopedEnv off("TESSERA_TUNE", "off");
+    tile = run(make_tuner("test.off"), ops);
+  }
   EXPECT_EQ(tile, (Shape{16, 16}));
   EXPECT_EQ(tune::stats().tunings, before.tunings);
 }
