@@ -145,10 +145,9 @@ double time_ring(Shape3 s, std::pair<int64_t, int64_t> tile, int iterations, Lau
     outs.push_back(zeros<T>({s.m, s.n}).partition({tile.first, tile.second}));
   LaunchRing ring(std::move(launch), std::move(outs));
   const double ms = median_ms_per_launch(ring, iterations, Rounds::Drained);
-  while (ring.has_finished()) {  // the last one finished is the last launched
-    Partition<T, 2> out = ring.take_finished();
-    if (!ring.has_finished()) ok &= verify(std::move(out).unpartition().to_vector());
-  }
+  Partition<T, 2> last = ring.take_finished();  // oldest first: the last one is the last launched
+  while (ring.has_finished()) last = ring.take_finished();
+  ok &= verify(std::move(last).unpartition().to_vector());
   return ms;
 }
 
