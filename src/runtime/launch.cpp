@@ -43,6 +43,7 @@ void Completion::mark_done(std::exception_ptr error) const {
   // that waited for this launch then finds their blocks back in the pools (block_pool.hpp).
   std::array<std::shared_ptr<Completion>, kInlineWriters> writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
+  const State outcome = error ? kFailed : kSucceeded;
   {
     std::lock_guard lock(mu_);
     if (done_) return;
@@ -50,10 +51,13 @@ void Completion::mark_done(std::exception_ptr error) const {
     error_ = std::move(error);
     writers.swap(writers_);
     more_writers.swap(more_writers_);
-    writer_count_ = 0;
+    writer_count_.store(0, std::memory_order_relaxed);
   }
   for (std::shared_ptr<Completion>& w : writers) w.reset();
   more_writers.clear();
+  // Published last: a waiter that returns on the fast path finds the predecessors' blocks back
+  // in the pools, and error_ final.
+  state_.store(outcome, std::memory_order_release);
   cv_.notify_all();
 }
 
@@ -63,7 +67,7 @@ void Completion::follow(std::span<const std::shared_ptr<Completion>> writers) {
   std::copy(writers.begin(), writers.begin() + static_cast<std::ptrdiff_t>(inline_count),
             writers_.begin());
   more_writers_.assign(writers.begin() + static_cast<std::ptrdiff_t>(inline_count), writers.end());
-  writer_count_ = writers.size();
+  writer_count_.store(writers.size(), std::memory_order_relaxed);
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
@@ -72,9 +76,10 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
   std::array<std::shared_ptr<Completion>, kInlineWriters> inline_writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
   size_t count = 0;
+  if (writer_count_.load(std::memory_order_relaxed) == 0) return nullptr;  // none: no lock
   try {
     std::lock_guard lock(mu_);
-    count = writer_count_;
+    count = writer_count_.load(std::memory_order_relaxed);
     inline_writers = writers_;
     more_writers = more_writers_;
   } catch (...) {
@@ -105,6 +110,7 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
 }
 
 void Completion::settle(bool block) const {
+  if (state() != kPending) return;
   {
     std::lock_guard lock(mu_);
     if (done_) return;
@@ -122,12 +128,14 @@ void Completion::settle(bool block) const {
 }
 
 bool Completion::ready() const {
+  if (state() != kPending) return true;
   if (work_) settle(false);
   std::lock_guard lock(mu_);
   return done_;
 }
 
 bool Completion::finished() const noexcept {
+  if (state() != kPending) return true;
   try {
     {
       std::lock_guard lock(mu_);
@@ -144,23 +152,27 @@ void Completion::order_on(void* stream) const {
   if (work_ && !known_done()) work_->order_on(stream);
 }
 
+// The three below read only the published state: "not known" in the moment between done_ and
+// its publication, which their callers take as "maybe still running" (an order kept, a reader
+// kept), never as done.
 bool Completion::known_succeeded() const {
-  std::lock_guard lock(mu_);
-  return done_ && !error_;
+  return state() == kSucceeded;
 }
 
 bool Completion::known_done() const {
-  std::lock_guard lock(mu_);
-  return done_;
+  return state() != kPending;
 }
 
 bool Completion::known_failed() const {
-  std::lock_guard lock(mu_);
-  return done_ && error_;
+  return state() == kFailed;
 }
 
 void Completion::wait() const {
-  if (work_) settle(true);
+  // Known to have succeeded: no lock, no question to the device (the fast path of every sync()
+  // of a finished launch). A failure takes the lock below, to mark its error seen.
+  const State s = state();
+  if (s == kSucceeded) return;
+  if (work_ && s == kPending) settle(true);
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (error_) {
@@ -170,6 +182,7 @@ void Completion::wait() const {
 }
 
 void Completion::wait_quietly() const noexcept {
+  if (state() != kPending) return;
   try {
     if (work_) settle(true);
     std::unique_lock lock(mu_);
@@ -179,6 +192,7 @@ void Completion::wait_quietly() const noexcept {
 }
 
 std::exception_ptr Completion::unseen_error() const noexcept {
+  if (state() == kSucceeded) return nullptr;
   try {
     if (work_) settle(true);  // settle() keeps the work's error; it throws nothing of its own
     std::unique_lock lock(mu_);
