@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -335,36 +336,53 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   return spec;
 }
 
-// Appends v's bytes to a key.
+// Writes v's bytes at `at` and returns the end.
 template <class T>
-void put(std::string& key, const T& v) {
+char* put(char* at, const T& v) {
   static_assert(std::is_trivially_copyable_v<T>);
-  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  std::memcpy(at, &v, sizeof v);  // a fixed size: a move or two, no call
+  return at + sizeof v;
 }
 
 // The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted.
 // Each field has a fixed size, except the tile shape, which is preceded by its length.
-// Written into `key` (cleared first), whose capacity is reused from launch to launch.
+// Written into `key` (sized once, then filled in place), whose capacity is reused from launch
+// to launch.
 void specialization_key(std::string& key, const KernelSite& site, std::span<const LaunchArg> args,
                         Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
-  key.clear();
-  put(key, site.identity);
-  put(key, device.is_cuda());
-  put(key, device.index());
+  using backend::cuda::TensorSpec;
+  size_t bytes = sizeof site.identity + sizeof(bool) + sizeof(int);
   for (size_t i = 0; i < args.size(); ++i) {
     const LaunchArg& a = args[i];
-    put(key, a.kind);
-    put(key, a.dtype);
-    if (a.tensor) put(key, a.tensor->rank());
+    bytes += sizeof a.kind + sizeof a.dtype;
+    if (a.tensor) bytes += sizeof(int);
     if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
-      put(key, a.tile.size());
+      bytes += sizeof(size_t);
+      if (a.kind == ir::ParamKind::Out) bytes += a.tile.size() * sizeof(int64_t);
+    }
+    if (!tensor_specs.empty() && a.tensor)
+      bytes += sizeof(TensorSpec::inner_unit_stride) + sizeof(TensorSpec::vector_bytes) +
+               sizeof(TensorSpec::inner_extent_aligned);
+  }
+  key.resize(bytes);
+  char* at = key.data();
+  at = put(at, site.identity);
+  at = put(at, device.is_cuda());
+  at = put(at, device.index());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
+    at = put(at, a.kind);
+    at = put(at, a.dtype);
+    if (a.tensor) at = put(at, a.tensor->rank());
+    if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
+      at = put(at, a.tile.size());
       if (a.kind == ir::ParamKind::Out)  // an Accum's grid extents are run-time values
-        for (int64_t e : a.tile) put(key, e);
+        for (int64_t e : a.tile) at = put(at, e);
     }
     if (!tensor_specs.empty() && a.tensor) {
-      put(key, tensor_specs[i].inner_unit_stride);
-      put(key, tensor_specs[i].vector_bytes);
-      put(key, tensor_specs[i].inner_extent_aligned);
+      at = put(at, tensor_specs[i].inner_unit_stride);
+      at = put(at, tensor_specs[i].vector_bytes);
+      at = put(at, tensor_specs[i].inner_extent_aligned);
     }
   }
 }

@@ -82,27 +82,6 @@ TensorHandle::TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape 
       strides_(std::move(strides)),
       offset_(offset) {}
 
-TensorHandle::TensorHandle(TensorHandle&& o) noexcept
-    : storage_(std::move(o.storage_)),
-      dtype_(o.dtype_),
-      shape_(std::move(o.shape_)),
-      strides_(std::move(o.strides_)),
-      offset_(o.offset_) {
-  o.storage_.reset();
-}
-
-TensorHandle& TensorHandle::operator=(TensorHandle&& o) noexcept {
-  if (this != &o) {
-    storage_ = std::move(o.storage_);
-    o.storage_.reset();
-    dtype_ = o.dtype_;
-    shape_ = std::move(o.shape_);
-    strides_ = std::move(o.strides_);
-    offset_ = o.offset_;
-  }
-  return *this;
-}
-
 namespace {
 // The checked byte size of a new tensor, with the user's location on its errors.
 size_t new_tensor_bytes(DType dtype, const Shape& shape, SourceLoc loc) {
