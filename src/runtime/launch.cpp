@@ -173,7 +173,10 @@ void Completion::wait() const {
   // of a finished launch). A failure takes the lock below, to mark its error seen.
   const State s = state();
   if (s == kSucceeded) return;
-  if (work_ && s == kPending) settle(true);
+  if (work_ && s == kPending) {
+    settle(true);
+    if (state() == kSucceeded) return;  // this settle published it: no lock either
+  }
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (error_) {

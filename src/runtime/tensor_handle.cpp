@@ -156,7 +156,9 @@ bool TensorHandle::contiguous() const {
 std::pair<uintptr_t, uintptr_t> TensorHandle::byte_range() const {
   const uintptr_t base = address();
   int64_t lo = 0, hi = 0;
-  if (numel() == 0) return {base, base};
+  // Empty when an extent is 0 (numel() would also multiply the extents, checking overflow that
+  // the shape's constructor has already ruled out): asked twice per launch, by the overlap check.
+  if (std::find(shape_.begin(), shape_.end(), 0) != shape_.end()) return {base, base};
   for (size_t d = 0; d < shape_.size(); ++d) {
     const int64_t reach = (shape_[d] - 1) * strides_[d];
     (reach < 0 ? lo : hi) += reach;
