@@ -111,11 +111,9 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
 }
 
 void Completion::settle(bool block) const {
+  // No lock: in the moment between mark_done()'s done_ and its publication, a second look at the
+  // (finished) work is harmless (the first mark_done() wins).
   if (state() != kPending) return;
-  {
-    std::lock_guard lock(mu_);
-    if (done_) return;
-  }
   // Outside the lock: waiting for the device may take long, and other threads may ask meanwhile.
   try {
     // Once the work is done, wait() is cheap, and it is where the work's own errors (a GPU
