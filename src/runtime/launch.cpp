@@ -6,6 +6,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -43,6 +44,7 @@ void Completion::mark_done(std::exception_ptr error) const {
   // that waited for this launch then finds their blocks back in the pools (block_pool.hpp).
   std::array<std::shared_ptr<Completion>, kInlineWriters> writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
+  const State outcome = error ? kFailed : kSucceeded;
   {
     std::lock_guard lock(mu_);
     if (done_) return;
@@ -50,10 +52,13 @@ void Completion::mark_done(std::exception_ptr error) const {
     error_ = std::move(error);
     writers.swap(writers_);
     more_writers.swap(more_writers_);
-    writer_count_ = 0;
+    writer_count_.store(0, std::memory_order_relaxed);
   }
   for (std::shared_ptr<Completion>& w : writers) w.reset();
   more_writers.clear();
+  // Published last: a waiter that returns on the fast path finds the predecessors' blocks back
+  // in the pools, and error_ final.
+  state_.store(outcome, std::memory_order_release);
   cv_.notify_all();
 }
 
@@ -63,7 +68,7 @@ void Completion::follow(std::span<const std::shared_ptr<Completion>> writers) {
   std::copy(writers.begin(), writers.begin() + static_cast<std::ptrdiff_t>(inline_count),
             writers_.begin());
   more_writers_.assign(writers.begin() + static_cast<std::ptrdiff_t>(inline_count), writers.end());
-  writer_count_ = writers.size();
+  writer_count_.store(writers.size(), std::memory_order_relaxed);
 }
 
 std::exception_ptr Completion::predecessor_error() const noexcept {
@@ -72,9 +77,10 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
   std::array<std::shared_ptr<Completion>, kInlineWriters> inline_writers;
   std::vector<std::shared_ptr<Completion>> more_writers;
   size_t count = 0;
+  if (writer_count_.load(std::memory_order_relaxed) == 0) return nullptr;  // none: no lock
   try {
     std::lock_guard lock(mu_);
-    count = writer_count_;
+    count = writer_count_.load(std::memory_order_relaxed);
     inline_writers = writers_;
     more_writers = more_writers_;
   } catch (...) {
@@ -105,10 +111,9 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
 }
 
 void Completion::settle(bool block) const {
-  {
-    std::lock_guard lock(mu_);
-    if (done_) return;
-  }
+  // No lock: in the moment between mark_done()'s done_ and its publication, a second look at the
+  // (finished) work is harmless (the first mark_done() wins).
+  if (state() != kPending) return;
   // Outside the lock: waiting for the device may take long, and other threads may ask meanwhile.
   try {
     // Once the work is done, wait() is cheap, and it is where the work's own errors (a GPU
@@ -122,12 +127,14 @@ void Completion::settle(bool block) const {
 }
 
 bool Completion::ready() const {
+  if (state() != kPending) return true;
   if (work_) settle(false);
   std::lock_guard lock(mu_);
   return done_;
 }
 
 bool Completion::finished() const noexcept {
+  if (state() != kPending) return true;
   try {
     {
       std::lock_guard lock(mu_);
@@ -144,23 +151,30 @@ void Completion::order_on(void* stream) const {
   if (work_ && !known_done()) work_->order_on(stream);
 }
 
+// The three below read only the published state: "not known" in the moment between done_ and
+// its publication, which their callers take as "maybe still running" (an order kept, a reader
+// kept), never as done.
 bool Completion::known_succeeded() const {
-  std::lock_guard lock(mu_);
-  return done_ && !error_;
+  return state() == kSucceeded;
 }
 
 bool Completion::known_done() const {
-  std::lock_guard lock(mu_);
-  return done_;
+  return state() != kPending;
 }
 
 bool Completion::known_failed() const {
-  std::lock_guard lock(mu_);
-  return done_ && error_;
+  return state() == kFailed;
 }
 
 void Completion::wait() const {
-  if (work_) settle(true);
+  // Known to have succeeded: no lock, no question to the device (the fast path of every sync()
+  // of a finished launch). A failure takes the lock below, to mark its error seen.
+  const State s = state();
+  if (s == kSucceeded) return;
+  if (work_ && s == kPending) {
+    settle(true);
+    if (state() == kSucceeded) return;  // this settle published it: no lock either
+  }
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return done_; });
   if (error_) {
@@ -170,6 +184,7 @@ void Completion::wait() const {
 }
 
 void Completion::wait_quietly() const noexcept {
+  if (state() != kPending) return;
   try {
     if (work_) settle(true);
     std::unique_lock lock(mu_);
@@ -179,6 +194,7 @@ void Completion::wait_quietly() const noexcept {
 }
 
 std::exception_ptr Completion::unseen_error() const noexcept {
+  if (state() == kSucceeded) return nullptr;
   try {
     if (work_) settle(true);  // settle() keeps the work's error; it throws nothing of its own
     std::unique_lock lock(mu_);
@@ -321,36 +337,53 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   return spec;
 }
 
-// Appends v's bytes to a key.
+// Writes v's bytes at `at` and returns the end.
 template <class T>
-void put(std::string& key, const T& v) {
+char* put(char* at, const T& v) {
   static_assert(std::is_trivially_copyable_v<T>);
-  key.append(reinterpret_cast<const char*>(&v), sizeof v);
+  std::memcpy(at, &v, sizeof v);  // a fixed size: a move or two, no call
+  return at + sizeof v;
 }
 
 // The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted.
 // Each field has a fixed size, except the tile shape, which is preceded by its length.
-// Written into `key` (cleared first), whose capacity is reused from launch to launch.
+// Written into `key` (sized once, then filled in place), whose capacity is reused from launch
+// to launch.
 void specialization_key(std::string& key, const KernelSite& site, std::span<const LaunchArg> args,
                         Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
-  key.clear();
-  put(key, site.identity);
-  put(key, device.is_cuda());
-  put(key, device.index());
+  using backend::cuda::TensorSpec;
+  size_t bytes = sizeof site.identity + sizeof(bool) + sizeof(int);
   for (size_t i = 0; i < args.size(); ++i) {
     const LaunchArg& a = args[i];
-    put(key, a.kind);
-    put(key, a.dtype);
-    if (a.tensor) put(key, a.tensor->rank());
+    bytes += sizeof a.kind + sizeof a.dtype;
+    if (a.tensor) bytes += sizeof(int);
     if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
-      put(key, a.tile.size());
+      bytes += sizeof(size_t);
+      if (a.kind == ir::ParamKind::Out) bytes += a.tile.size() * sizeof(int64_t);
+    }
+    if (!tensor_specs.empty() && a.tensor)
+      bytes += sizeof(TensorSpec::inner_unit_stride) + sizeof(TensorSpec::vector_bytes) +
+               sizeof(TensorSpec::inner_extent_aligned);
+  }
+  key.resize(bytes);
+  char* at = key.data();
+  at = put(at, site.identity);
+  at = put(at, device.is_cuda());
+  at = put(at, device.index());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const LaunchArg& a = args[i];
+    at = put(at, a.kind);
+    at = put(at, a.dtype);
+    if (a.tensor) at = put(at, a.tensor->rank());
+    if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
+      at = put(at, a.tile.size());
       if (a.kind == ir::ParamKind::Out)  // an Accum's grid extents are run-time values
-        for (int64_t e : a.tile) put(key, e);
+        for (int64_t e : a.tile) at = put(at, e);
     }
     if (!tensor_specs.empty() && a.tensor) {
-      put(key, tensor_specs[i].inner_unit_stride);
-      put(key, tensor_specs[i].vector_bytes);
-      put(key, tensor_specs[i].inner_extent_aligned);
+      at = put(at, tensor_specs[i].inner_unit_stride);
+      at = put(at, tensor_specs[i].vector_bytes);
+      at = put(at, tensor_specs[i].inner_extent_aligned);
     }
   }
 }

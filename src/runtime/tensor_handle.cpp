@@ -82,27 +82,6 @@ TensorHandle::TensorHandle(std::shared_ptr<Storage> storage, DType dtype, Shape 
       strides_(std::move(strides)),
       offset_(offset) {}
 
-TensorHandle::TensorHandle(TensorHandle&& o) noexcept
-    : storage_(std::move(o.storage_)),
-      dtype_(o.dtype_),
-      shape_(std::move(o.shape_)),
-      strides_(std::move(o.strides_)),
-      offset_(o.offset_) {
-  o.storage_.reset();
-}
-
-TensorHandle& TensorHandle::operator=(TensorHandle&& o) noexcept {
-  if (this != &o) {
-    storage_ = std::move(o.storage_);
-    o.storage_.reset();
-    dtype_ = o.dtype_;
-    shape_ = std::move(o.shape_);
-    strides_ = std::move(o.strides_);
-    offset_ = o.offset_;
-  }
-  return *this;
-}
-
 namespace {
 // The checked byte size of a new tensor, with the user's location on its errors.
 size_t new_tensor_bytes(DType dtype, const Shape& shape, SourceLoc loc) {
@@ -177,7 +156,9 @@ bool TensorHandle::contiguous() const {
 std::pair<uintptr_t, uintptr_t> TensorHandle::byte_range() const {
   const uintptr_t base = address();
   int64_t lo = 0, hi = 0;
-  if (numel() == 0) return {base, base};
+  // Empty when an extent is 0 (numel() would also multiply the extents, checking overflow that
+  // the shape's constructor has already ruled out): asked twice per launch, by the overlap check.
+  if (std::find(shape_.begin(), shape_.end(), 0) != shape_.end()) return {base, base};
   for (size_t d = 0; d < shape_.size(); ++d) {
     const int64_t reach = (shape_[d] - 1) * strides_[d];
     (reach < 0 ? lo : hi) += reach;

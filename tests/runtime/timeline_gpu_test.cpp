@@ -170,5 +170,32 @@ TEST(GpuTimeline, LaunchesOnADestroyedStreamAreStillWaitedForRight) {
   EXPECT_EQ(std::move(y).unpartition().to_vector(), std::vector<float>(kBig, 4.0f));
 }
 
+// Once a later launch on the stream was waited for, the earlier ones are known done: asking about
+// them (ready(), sync()) records no event and reads their results (Completion's published state,
+// the timeline's count of finished launches; what bench/launch's "sync() of a finished launch"
+// row times).
+TEST(GpuTimeline, SyncOfLaunchesTheStreamHasPassedRecordsNoEventAndHandsBackTheirResults) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  auto x = ones<float>({kSmall}, gpu);
+  using Pending = decltype(tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, 0.0f));
+  std::vector<std::optional<Pending>> pending(8);
+  for (int i = 0; i < 8; ++i)
+    pending[i].emplace(
+        tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, static_cast<float>(i)));
+  pending[7]->wait();
+  const uint64_t marks_before = runtime::gpu_marks_recorded();
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(pending[i]->ready()) << "launch " << i + 1;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 8; ++i) EXPECT_NO_THROW(pending[i]->wait());
+  std::vector<Partition<float, 1>> outs;
+  for (int i = 0; i < 8; ++i) outs.push_back(std::get<0>(std::move(*pending[i]).sync()));
+  EXPECT_EQ(runtime::gpu_marks_recorded(), marks_before);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(std::move(outs[i]).unpartition().to_vector(),
+              std::vector<float>(kSmall, static_cast<float>(i + 1)))
+        << "launch " << i + 1;
+}
+
 }  // namespace
 }  // namespace tessera::test

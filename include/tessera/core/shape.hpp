@@ -5,6 +5,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <stdexcept>
@@ -42,7 +43,13 @@ class Shape {
     assign(first, last);
   }
   Shape(const std::vector<int64_t>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit
-  Shape(const Shape& o) { assign(o.begin(), o.end()); }
+  // An inline shape is copied as one fixed block (a launch copies and moves several per argument).
+  Shape(const Shape& o) {
+    if (o.heap_)
+      assign(o.begin(), o.end());
+    else
+      copy_inline(o);
+  }
   Shape(Shape&& o) noexcept { take(o); }
   Shape& operator=(const Shape& o) {
     if (this != &o) assign(o.begin(), o.end());
@@ -202,9 +209,15 @@ class Shape {
       o.heap_ = nullptr;
       o.cap_ = 0;
     } else {
-      std::copy(o.inline_, o.inline_ + o.size_, inline_);
+      copy_inline(o);
     }
     o.size_ = 0;
+  }
+  // o's inline elements, all kInline of them (always initialized): a fixed-size copy, with no
+  // loop or call. This holds nothing on the heap.
+  void copy_inline(const Shape& o) noexcept {
+    std::memcpy(inline_, o.inline_, sizeof inline_);
+    size_ = o.size_;
   }
 
   int64_t* heap_ = nullptr;  // null while the elements are inline

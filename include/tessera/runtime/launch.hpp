@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -123,8 +124,15 @@ class Completion {
   // Asks the device work, blocking or not, and marks the completion done if it is.
   void settle(bool block) const;
 
+  enum State : uint8_t { kPending, kSucceeded, kFailed };
+  // The published outcome (release after done_, error_ and the predecessors' release): read
+  // without the lock. kPending may still be seen briefly after done_ is set; every reader then
+  // takes the slow path, which reads done_ under the lock.
+  State state() const { return state_.load(std::memory_order_acquire); }
+
   std::unique_ptr<DeviceWork> work_;  // null for work finished by finish()
   std::shared_ptr<const std::string> label_;
+  mutable std::atomic<State> state_{kPending};
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable bool done_ = false;
@@ -136,7 +144,9 @@ class Completion {
   static constexpr size_t kInlineWriters = 2;
   mutable std::array<std::shared_ptr<Completion>, kInlineWriters> writers_;
   mutable std::vector<std::shared_ptr<Completion>> more_writers_;
-  mutable size_t writer_count_ = 0;
+  // Written under mu_; read without it to skip the lock when there are none (follow() runs before
+  // the Completion reaches another thread, and mark_done() clears it).
+  mutable std::atomic<size_t> writer_count_{0};
 };
 
 // Traces the kernel body; called with parameters already described (names, kinds, dtypes, ranks,

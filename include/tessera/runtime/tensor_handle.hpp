@@ -99,8 +99,24 @@ struct HandleAccess;
 class TensorHandle {
  public:
   TensorHandle() = default;  // empty, as after a move
-  TensorHandle(TensorHandle&& o) noexcept;
-  TensorHandle& operator=(TensorHandle&& o) noexcept;
+  // Inline: a launch moves its arguments' handles about ten times on the way into its Future
+  // and back out. The moved-from handle is empty (its storage_ null).
+  TensorHandle(TensorHandle&& o) noexcept
+      : storage_(std::move(o.storage_)),
+        dtype_(o.dtype_),
+        shape_(std::move(o.shape_)),
+        strides_(std::move(o.strides_)),
+        offset_(o.offset_) {}
+  TensorHandle& operator=(TensorHandle&& o) noexcept {
+    if (this != &o) {
+      storage_ = std::move(o.storage_);
+      dtype_ = o.dtype_;
+      shape_ = std::move(o.shape_);
+      strides_ = std::move(o.strides_);
+      offset_ = o.offset_;
+    }
+    return *this;
+  }
 
   bool empty() const { return storage_ == nullptr; }
   // Throws OwnershipError, at loc, if the handle was moved from.
