@@ -337,55 +337,49 @@ backend::cuda::TensorSpec tensor_spec(const TensorHandle& t) {
   return spec;
 }
 
-// Writes v's bytes at `at` and returns the end.
-template <class T>
-char* put(char* at, const T& v) {
-  static_assert(std::is_trivially_copyable_v<T>);
-  std::memcpy(at, &v, sizeof v);  // a fixed size: a move or two, no call
-  return at + sizeof v;
-}
-
-// The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted.
-// Each field has a fixed size, except the tile shape, which is preceded by its length.
-// Written into `key` (sized once, then filled in place), whose capacity is reused from launch
-// to launch.
-void specialization_key(std::string& key, const KernelSite& site, std::span<const LaunchArg> args,
-                        Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
-  using backend::cuda::TensorSpec;
-  size_t bytes = sizeof site.identity + sizeof(bool) + sizeof(int);
+// The specialization key's fields, each handed to `field` as a trivially copyable value. One
+// list, walked twice by specialization_key (to size the key, then to fill it), so the two walks
+// cannot disagree. Each field has a fixed size, except the tile shape, preceded by its length.
+template <class Field>
+void key_fields(Field&& field, const KernelSite& site, std::span<const LaunchArg> args,
+                Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
+  field(site.identity);
+  field(device.is_cuda());
+  field(device.index());
   for (size_t i = 0; i < args.size(); ++i) {
     const LaunchArg& a = args[i];
-    bytes += sizeof a.kind + sizeof a.dtype;
-    if (a.tensor) bytes += sizeof(int);
+    field(a.kind);
+    field(a.dtype);
+    if (a.tensor) field(a.tensor->rank());
     if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
-      bytes += sizeof(size_t);
-      if (a.kind == ir::ParamKind::Out) bytes += a.tile.size() * sizeof(int64_t);
-    }
-    if (!tensor_specs.empty() && a.tensor)
-      bytes += sizeof(TensorSpec::inner_unit_stride) + sizeof(TensorSpec::vector_bytes) +
-               sizeof(TensorSpec::inner_extent_aligned);
-  }
-  key.resize(bytes);
-  char* at = key.data();
-  at = put(at, site.identity);
-  at = put(at, device.is_cuda());
-  at = put(at, device.index());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const LaunchArg& a = args[i];
-    at = put(at, a.kind);
-    at = put(at, a.dtype);
-    if (a.tensor) at = put(at, a.tensor->rank());
-    if (a.kind == ir::ParamKind::Out || a.kind == ir::ParamKind::Accum) {
-      at = put(at, a.tile.size());
+      field(a.tile.size());
       if (a.kind == ir::ParamKind::Out)  // an Accum's grid extents are run-time values
-        for (int64_t e : a.tile) at = put(at, e);
+        for (int64_t e : a.tile) field(e);
     }
     if (!tensor_specs.empty() && a.tensor) {
-      at = put(at, tensor_specs[i].inner_unit_stride);
-      at = put(at, tensor_specs[i].vector_bytes);
-      at = put(at, tensor_specs[i].inner_extent_aligned);
+      field(tensor_specs[i].inner_unit_stride);
+      field(tensor_specs[i].vector_bytes);
+      field(tensor_specs[i].inner_extent_aligned);
     }
   }
+}
+
+// The specialization's key, as raw bytes: it is built on every launch, so nothing is formatted,
+// and it is sized once and filled in place (fixed-size copies, no append), in `key`, whose
+// capacity is reused from launch to launch.
+void specialization_key(std::string& key, const KernelSite& site, std::span<const LaunchArg> args,
+                        Device device, const std::vector<backend::cuda::TensorSpec>& tensor_specs) {
+  size_t bytes = 0;
+  key_fields([&](const auto& v) { bytes += sizeof v; }, site, args, device, tensor_specs);
+  key.resize(bytes);
+  char* at = key.data();
+  key_fields(
+      [&](const auto& v) {
+        static_assert(std::is_trivially_copyable_v<std::remove_cvref_t<decltype(v)>>);
+        std::memcpy(at, &v, sizeof v);  // a fixed size: a move or two, no call
+        at += sizeof v;
+      },
+      site, args, device, tensor_specs);
 }
 
 }  // namespace
