@@ -139,6 +139,28 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   }
 }
 
+// A store_part's threads are sized by its piece, not by the tile it lands in: one [1, 128] row
+// stored into a tile of 4096 rows (a decode step's cache append) is a 32-thread block's work, as
+// the same row stored whole is.
+TEST(LayoutPlan, AStorePartIsSizedByItsPieceNotByItsTile) {
+  const ir::Function append = prepared(trace_kernel<Out<float>, In<float>, In<int32_t>>(
+      "row_into_tall_tile",
+      {out_param("cache", DType::F32, {4096, 128}), in_param("x", DType::F32, 2),
+       in_param("at", DType::I32, 1)},
+      [](Out<float> cache, In<float> x, In<int32_t> at) {
+        const Index p = load(at, {tile_index(0)}, {1}).reshape({});
+        const Tile<float> row = load(x, {tile_index(0), 0}, {1, 128});
+        cache.store_part(row * rsqrt(sum(row * row, 1)), {p, 0});
+      }));
+  const LayoutPlan p = plan(append);
+  EXPECT_EQ(p.threads, 32);  // [1, 128], 32 elements a thread in a kernel that reduces
+  EXPECT_FALSE(p.stream_rows);
+  // Not a one-pass row-wise kernel: no occupancy request (under it the engine's kernel spilled).
+  EXPECT_EQ(p.min_blocks, 0);
+  // A whole-tile store still sizes the block by its tile.
+  EXPECT_EQ(plan(corpus_kernel("store_parts")).threads, 128);  // [4, 256] bf16: 1024 / 8
+}
+
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   // A reduction whose threads hold at most 32 elements each, loading one row-sized tile:
   // 1024 / T blocks a multiprocessor, and a block per tile.

@@ -130,6 +130,11 @@ class Planner {
     // probabilities times values, its combine's weighted sum of chunks; linear's dot products
     // summed chunk by chunk along K), so no occupancy request below.
     bool across_rows = false;
+    // A tile stored in pieces (store_part): not one row loaded, reduced and stored either. (ptxas,
+    // sm_90a, bf16, Qwen3's decode step with the cache append folded into the QK-norm and RoPE,
+    // [2, 128] query heads and two [1, 128] pieces: ~300 bytes of spills a thread under the
+    // 64-register bound, none in 142 registers without it.)
+    bool pieces = false;
     for (const ir::Op& op : f_.body.ops)
       if (op.kind == OpKind::For)
         ir::walk(op.regions[0], [&](const ir::Op& inner) {
@@ -146,11 +151,18 @@ class Planner {
           cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Slice ||
           cls == OpClass::Gather || cls == OpClass::Print || !op.regions.empty())
         elementwise_only = false;
+      pieces |= op.kind == OpKind::StorePart;
       if (op.kind == OpKind::Accumulate) {  // one atomic per element: no vector width
         tile(type(op.operands[0]).shape);
       } else if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
-        const Shape& shape = cls == OpClass::Load ? op.attrs.shape : p.tile_shape;
+        // A store_part's threads hold its piece, not the tile it lands in: a decode step's
+        // cache append owns every position of a sequence ([1, S, 1, D]) and writes one of them,
+        // and sizing the block by the tile gave it 256-512 threads and ~2x the spills for a [1, D]
+        // row.
+        const Shape& shape = cls == OpClass::Load           ? op.attrs.shape
+                             : op.kind == OpKind::StorePart ? type(op.operands[0]).shape
+                                                            : p.tile_shape;
         if (shape.empty()) return;
         vec = std::max(vec, vector_chunk(p.dtype, spec_.tensors.at(op.attrs.param), shape, 16));
         // An accumulator is stored straight from its fragments, not from a distributed tile.
@@ -212,7 +224,7 @@ class Planner {
     // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
     // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
     // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
-    if (across_rows) {
+    if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
