@@ -142,6 +142,22 @@ TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 
               .template cast<T>());
 };
 
+// linear_rows_residual for rows of at most Width elements (the host checks K <= Width), without a
+// loop: the block's three loads (the residual first: its tile is written first in the sum, which
+// is commutative, so canonical_order places it ahead of the weights' rather than after the dot's
+// barriers; then w's tile and x's row) are all issued before the one reduction, one wait on
+// memory a block. Padded past K: zeros add nothing to the products.
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_residual_whole, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
+  const Index m = tile_index(0), j = tile_index(1);
+  y.store((load_like(residual, y).template cast<float>() +
+           sum(load(w, {j, 0}, {Rows, Width}).template cast<float>() *
+                   load(x, {m, 0}, {1, Width}).template cast<float>(),
+               1)
+               .reshape({1, Rows}))
+              .template cast<T>());
+};
+
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
   const Index m = tile_index(0), j = tile_index(1);
@@ -208,6 +224,24 @@ TESSERA_LINEAR_WHOLE_TUNER(linear_rows_rms)
 TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
 #undef TESSERA_LINEAR_WHOLE_TUNER
 
+// The residual's loop-free kernels, one tuner per row width (Qwen3-0.6B: K = 2048 for the o
+// projection, 3072 for down; rows up to 4096), the loop kernels still candidates. A block of 2
+// or 4 rows: at K = 2048 a [2, 2048] tile is 128 threads holding 32 values each, as the loop's
+// 2x2048 step does, without its loop; the tuner measures which fills the GPU best. The first
+// candidate is what the CPU backend runs.
+template <Element T, int Width>
+const auto& linear_rows_residual_whole_tuned() {
+  static const auto tuner =
+      tune::candidates(std::string("kernels.linear_rows_residual_whole") + std::to_string(Width),
+                       tune::config("w2", linear_rows_residual_whole<T, 2, Width>, {1, 2}),
+                       tune::config("w4", linear_rows_residual_whole<T, 4, Width>, {1, 4}),
+                       tune::config("2x2048", linear_rows_residual<T, 2, 2048>, {1, 2}),
+                       tune::config("4x1024", linear_rows_residual<T, 4, 1024>, {1, 4}),
+                       tune::config("1x512", linear_rows_residual<T, 1, 512>, {1, 1}))
+          .with_options(tuning());
+  return tuner;
+}
+
 template <Element T>
 void check_weight(const char* fn, const Tensor<T, 2>& x, const char* w_name, const Tensor<T, 2>& w,
                   SourceLoc l) {
@@ -231,8 +265,16 @@ Tensor<T, 2> linear(const Tensor<T, 2>& x, const Tensor<T, 2>& w,
   if (residual) {
     detail::require_shape("linear", "residual", residual->shape(), {m, n}, l);
     detail::require_same_device("linear", "residual", residual->device(), x.device(), l);
-    auto [y1, x1, w1, r1] = linear_rows_residual_tuned<T>()(std::move(y), x, w, *residual).sync();
-    return std::move(y1).unpartition();
+    auto run = [&](const auto& tuner) {
+      auto [y1, x1, w1, r1] = tuner(std::move(y), x, w, *residual).sync();
+      return std::move(y1).unpartition();
+    };
+    const int64_t k = x.dim(1);
+    if (k <= 1024) return run(linear_rows_residual_whole_tuned<T, 1024>());
+    if (k <= 2048) return run(linear_rows_residual_whole_tuned<T, 2048>());
+    if (k <= 3072) return run(linear_rows_residual_whole_tuned<T, 3072>());
+    if (k <= 4096) return run(linear_rows_residual_whole_tuned<T, 4096>());
+    return run(linear_rows_residual_tuned<T>());
   }
   auto [y1, x1, w1] = linear_rows_tuned<T>()(std::move(y), x, w).sync();
   return std::move(y1).unpartition();

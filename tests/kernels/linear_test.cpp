@@ -59,6 +59,27 @@ TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
                      "silu(x w_gate^T) * (x w_up^T)");
 }
 
+// x w^T + residual for rows of k elements: up to 4096 the loop-free kernels, one row width each
+// (1024, 2048, 3072, 4096; linear.cpp), exact widths and padded ones; past 4096 the loop.
+TYPED_TEST(LinearTest, ResidualOverEveryRowWidthMatchesTheDoubleReference) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  for (const int64_t k :
+       {int64_t{1000}, int64_t{2048}, int64_t{2500}, int64_t{3072}, int64_t{4096}, int64_t{4100}}) {
+    const auto x = random_values<T>(M * k, -1, 1, 31);
+    const auto w = random_values<T>(N * k, -1, 1, 32);
+    const auto r = random_values<T>(M * N, -1, 1, 33);
+    std::vector<double> want = matmul_nt(widen(x), widen(w), M, N, k);
+    const auto rd = widen(r);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += rd[i];
+    const Tensor<T, 2> y =
+        kernels::linear(from_host(x, {M, k}, d), from_host(w, {N, k}, d), from_host(r, {M, N}, d));
+    ASSERT_EQ(y.shape(), (Shape{M, N}));
+    expect_linear_near(y, want, "x w^T + residual, K = " + std::to_string(k), k);
+  }
+}
+
 // x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T, and the
 // SwiGLU pair on the same normalized rows, for rows of k elements.
 template <class T>
