@@ -205,8 +205,8 @@ Model<T>::Model(const Config& c, const HostWeights& w, Device device)
                        upload<T>(L.down, {im, h}, device),
                        upload_qkv<T>(L, h, q_out, kv_out, device),
                        upload_rows<T>(L.o, q_out, h, device),
-                       upload_rows<T>(L.gate, h, im, device),
-                       upload_rows<T>(L.up, h, im, device),
+                       tk::interleave_rows(upload_rows<T>(L.gate, h, im, device),
+                                           upload_rows<T>(L.up, h, im, device)),
                        upload_rows<T>(L.down, im, h, device),
                        {},
                        {}});
@@ -398,7 +398,7 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
     }
     if (rows) {  // o projection + residual; norm + gate/up; down + residual: three launches
       const Tensor<T, 2> sum = tk::linear(attn, L.o_rows, h);
-      h = tk::linear(tk::linear_swiglu_rms_norm(sum, L.post_norm, c_.eps, L.gate_rows, L.up_rows),
+      h = tk::linear(tk::linear_swiglu_rms_norm_paired(sum, L.post_norm, c_.eps, L.gate_up_rows),
                      L.down_rows, sum);
     } else {
       // h + attention output, and its norm, in one pass; then the MLP with its residual fused.

@@ -7,6 +7,7 @@
 // split over K (that would need an accumulating output), so the parallelism is N / Rows blocks. The
 // shape is chosen per (GPU architecture, dtypes, shape bucket) by the autotuner among a few
 // candidates; on the CPU backend the first candidate runs, untimed.
+#include <algorithm>
 #include <string>
 
 #include <tessera/tune.hpp>
@@ -142,6 +143,58 @@ TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 
               .template cast<T>());
 };
 
+// The gated MLP's first half from paired rows: w [2N, K] holds gate row i at 2i and up row i at
+// 2i + 1, so a block's gate and up rows are ONE [2 Rows, K] tile and one load. (With two weight
+// tensors, canonical_order places w_up's load at its first use, after the gate's sum and its
+// barriers: a second wait on memory.) sums [2 Rows, 1] -> [Rows, 2]: column 0 the gates, 1 the
+// ups; silu(gate) * up, [1, Rows].
+inline Tile<float> swiglu_of_pairs(const Tile<float>& sums, int rows) {
+  const Tile<float> s = sums.reshape({rows, 2});
+  const Tile<float> g = s.slice(1, 0, 1).reshape({1, rows});
+  const Tile<float> u = s.slice(1, 1, 1).reshape({1, rows});
+  return g / (exp(-g) + 1.0f) * u;
+}
+
+// Paired rows, K in chunks (linear_rows_swiglu_rms's loop).
+template <Element T, int Rows, int Chunk>
+TESSERA_KERNEL(linear_rows_swiglu_rms_pairs, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
+               In<T, 2> w_pairs, Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
+  const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
+  Tile<float> acc = Tile<float>::zeros({2 * Rows, 1});
+  for_range(0, chunks, [&](Index k) {
+    acc = acc + sum(load(w_pairs, {j, k}, {2 * Rows, Chunk}).template cast<float>() *
+                        normed_chunk<Chunk>(x, norm_w, m, k, inv),
+                    1);
+  });
+  y.store(swiglu_of_pairs(acc, Rows).template cast<T>());
+};
+
+// Paired rows of at most Width elements, loop-free (linear_rows_rms_whole's form): the pair
+// tile's load is issued with x's row, before the rms; one wait on memory a block.
+template <Element T, int Rows, int Width>
+TESSERA_KERNEL(linear_rows_swiglu_rms_pairs_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
+               In<T, 2> w_pairs, Scalar<float> eps, Scalar<float> inv_k) {
+  const Index m = tile_index(0), j = tile_index(1);
+  y.store(swiglu_of_pairs(sum(load(w_pairs, {j, 0}, {2 * Rows, Width}).template cast<float>() *
+                                  whole_normed_row<Width>(x, norm_w, m, eps, inv_k),
+                              1),
+                          Rows)
+              .template cast<T>());
+};
+
+// y [2N, K]: rows a and b interleaved (a's row i at 2i, b's at 2i + 1), one block per row pair
+// and chunk of kPairChunk columns.
+constexpr int kPairChunk = 1024;
+template <Element T>
+TESSERA_KERNEL(interleave_rows_copy, Out<T, 2> y, In<T, 2> a, In<T, 2> b) {
+  const Index i = tile_index(0), c = tile_index(1);
+  const int64_t cols = y.shape()[1];
+  y.store_part(load(a, {i, c}, {1, cols}), {0, 0});
+  y.store_part(load(b, {i, c}, {1, cols}), {1, 0});
+};
+
 // linear_rows_residual for rows of at most Width elements (the host checks K <= Width), without a
 // loop: the block's three loads (the residual first: its tile is written first in the sum, which
 // is commutative, so canonical_order places it ahead of the weights' rather than after the dot's
@@ -223,6 +276,31 @@ constexpr int kWhole = 1024;
 TESSERA_LINEAR_WHOLE_TUNER(linear_rows_rms)
 TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
 #undef TESSERA_LINEAR_WHOLE_TUNER
+
+// Paired rows: for K <= kWhole the loop-free kernels first (the first is what the CPU backend
+// runs), the loop's kept; longer rows the loop's.
+template <Element T>
+const auto& linear_rows_swiglu_rms_pairs_whole_tuned() {
+  static const auto tuner =
+      tune::candidates("kernels.linear_rows_swiglu_rms_pairs_whole",
+                       tune::config("w4", linear_rows_swiglu_rms_pairs_whole<T, 4, kWhole>, {1, 4}),
+                       tune::config("w2", linear_rows_swiglu_rms_pairs_whole<T, 2, kWhole>, {1, 2}),
+                       tune::config("w8", linear_rows_swiglu_rms_pairs_whole<T, 8, kWhole>, {1, 8}),
+                       tune::config("4x1024", linear_rows_swiglu_rms_pairs<T, 4, 1024>, {1, 4}),
+                       tune::config("1x512", linear_rows_swiglu_rms_pairs<T, 1, 512>, {1, 1}))
+          .with_options(tuning());
+  return tuner;
+}
+template <Element T>
+const auto& linear_rows_swiglu_rms_pairs_tuned() {
+  static const auto tuner =
+      tune::candidates("kernels.linear_rows_swiglu_rms_pairs",
+                       tune::config("1x512", linear_rows_swiglu_rms_pairs<T, 1, 512>, {1, 1}),
+                       tune::config("4x1024", linear_rows_swiglu_rms_pairs<T, 4, 1024>, {1, 4}),
+                       tune::config("2x2048", linear_rows_swiglu_rms_pairs<T, 2, 2048>, {1, 2}))
+          .with_options(tuning());
+  return tuner;
+}
 
 // The residual's loop-free kernels, one tuner per row width (Qwen3-0.6B: K = 2048 for the o
 // projection, 3072 for down; rows up to 4096), the loop kernels still candidates. A block of 2
@@ -323,6 +401,47 @@ Tensor<T, 2> linear_swiglu_rms_norm(const Tensor<T, 2>& x, const Tensor<T, 1>& n
 }
 
 template <Element T>
+Tensor<T, 2> interleave_rows(const Tensor<T, 2>& a, const Tensor<T, 2>& b, std::source_location l) {
+  const char* fn = "interleave_rows";
+  detail::require_nonempty(fn, "a", a.shape(), 2, l);
+  detail::require_shape(fn, "b", b.shape(), a.shape(), l);
+  detail::require_same_device(fn, "b", b.device(), a.device(), l);
+  const int64_t cols = std::min<int64_t>(a.dim(1), kPairChunk);
+  auto [y, a1, b1] =
+      interleave_rows_copy<T>(
+          detail::new_tensor<T, 2>({2 * a.dim(0), a.dim(1)}, a.device(), l).partition({2, cols}), a,
+          b)
+          .sync();
+  return std::move(y).unpartition();
+}
+
+template <Element T>
+Tensor<T, 2> linear_swiglu_rms_norm_paired(const Tensor<T, 2>& x, const Tensor<T, 1>& norm_weight,
+                                           float eps, const Tensor<T, 2>& w_pairs,
+                                           std::source_location l) {
+  const char* fn = "linear_swiglu_rms_norm_paired";
+  check_weight(fn, x, "w_pairs", w_pairs, l);
+  detail::require(
+      w_pairs.dim(0) % 2 == 0, l,
+      std::string(fn) + ": 'w_pairs' is " + to_string(w_pairs.shape()) +
+          "; it holds a gate row and an up row for each output (interleave_rows(w_gate, "
+          "w_up)), so an even number of rows");
+  detail::require_shape(fn, "norm_weight", norm_weight.shape(), {x.dim(1)}, l);
+  detail::require_same_device(fn, "norm_weight", norm_weight.device(), x.device(), l);
+  const int64_t m = x.dim(0), n = w_pairs.dim(0) / 2;
+  auto y = detail::new_tensor<T, 2>({m, n}, x.device(), l);
+  if (m == 0 || n == 0) return y;
+  const auto inv_k = static_cast<float>(1.0 / static_cast<double>(x.dim(1)));
+  auto run = [&](const auto& tuner) {
+    auto [y1, x1, nw1, w1, e1, k1] =
+        tuner(std::move(y), x, norm_weight, w_pairs, eps, inv_k).sync();
+    return std::move(y1).unpartition();
+  };
+  return x.dim(1) <= kWhole ? run(linear_rows_swiglu_rms_pairs_whole_tuned<T>())
+                            : run(linear_rows_swiglu_rms_pairs_tuned<T>());
+}
+
+template <Element T>
 Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
                            const Tensor<T, 2>& w_up, std::source_location l) {
   check_weight("linear_swiglu", x, "w_gate", w_gate, l);
@@ -344,7 +463,11 @@ Tensor<T, 2> linear_swiglu(const Tensor<T, 2>& x, const Tensor<T, 2>& w_gate,
                                                const Tensor<T, 2>&, const Tensor<T, 2>&,        \
                                                std::source_location);                           \
   template Tensor<T, 2> linear_swiglu(const Tensor<T, 2>&, const Tensor<T, 2>&,                 \
-                                      const Tensor<T, 2>&, std::source_location);
+                                      const Tensor<T, 2>&, std::source_location);               \
+  template Tensor<T, 2> interleave_rows(const Tensor<T, 2>&, const Tensor<T, 2>&,               \
+                                        std::source_location);                                  \
+  template Tensor<T, 2> linear_swiglu_rms_norm_paired(                                          \
+      const Tensor<T, 2>&, const Tensor<T, 1>&, float, const Tensor<T, 2>&, std::source_location);
 TESSERA_LINEAR(float)
 TESSERA_LINEAR(half)
 TESSERA_LINEAR(bfloat16)

@@ -113,19 +113,34 @@ void check_rms_norm_fused(int64_t k) {
   // A normalized element the kernel (f32) and the reference (double) round to neighbouring T
   // values moves each dot by ~an ulp of T; the product carries each factor's error times the
   // other factor, so the bound is the dots' bound scaled by 1 + |gate| + |up|.
-  const std::vector<double> got =
-      widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, k}, d)).to_vector());
-  ASSERT_EQ(got.size(), want.size());
-  int bad = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double bound = 2 * unit_roundoff<T>() * std::fabs(want[i]) +
-                         (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(k) * 1e-6;
-    if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
-      ADD_FAILURE() << "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T), K = " << k
-                    << ": element " << i << " is " << got[i] << ", the reference is " << want[i]
-                    << " (bound " << bound << ", seed " << test_seed() << ")";
-  }
-  EXPECT_EQ(bad, 0);
+  auto expect_swiglu = [&](const std::vector<double>& got, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size());
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double bound =
+          2 * unit_roundoff<T>() * std::fabs(want[i]) +
+          (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(k) * 1e-6;
+      if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
+        ADD_FAILURE() << what << ", K = " << k << ": element " << i << " is " << got[i]
+                      << ", the reference is " << want[i] << " (bound " << bound << ", seed "
+                      << test_seed() << ")";
+    }
+    EXPECT_EQ(bad, 0);
+  };
+  const auto tu = from_host(u, {N, k}, d);
+  expect_swiglu(widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, tu).to_vector()),
+                "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T)");
+  // The paired form: gate and up rows interleaved (checked row by row), the same values.
+  const Tensor<T, 2> pairs = kernels::interleave_rows(tw, tu);
+  ASSERT_EQ(pairs.shape(), (Shape{2 * N, k}));
+  const std::vector<T> pv = pairs.to_vector();
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      ASSERT_EQ(static_cast<float>(pv[(2 * i) * k + p]), static_cast<float>(w[i * k + p]));
+      ASSERT_EQ(static_cast<float>(pv[(2 * i + 1) * k + p]), static_cast<float>(u[i * k + p]));
+    }
+  expect_swiglu(widen(kernels::linear_swiglu_rms_norm_paired(tx, tnw, eps, pairs).to_vector()),
+                "linear_swiglu_rms_norm_paired");
 }
 
 TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {
