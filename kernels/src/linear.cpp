@@ -86,11 +86,12 @@ TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 
 template <int Width, Element T>
 Tile<float> whole_normed_row(const In<T, 2>& x, const In<T, 1>& norm_w, const Index& m,
                              const Tile<float>& eps, const Tile<float>& inv_k) {
+  // The norm weight first in its product (a commutative one: the same value), so that its load
+  // is issued before the rms's barriers rather than after them.
+  const Tile<float> nw = load(norm_w, {0}, {Width}).template cast<float>().reshape({1, Width});
   const Tile<float> xr = load(x, {m, 0}, {1, Width}).template cast<float>();
   const Tile<float> inv = rsqrt(sum(xr * xr, 1) * inv_k + eps);
-  return (xr * inv * load(norm_w, {0}, {Width}).template cast<float>().reshape({1, Width}))
-      .template cast<T>()
-      .template cast<float>();
+  return (nw * (xr * inv)).template cast<T>().template cast<float>();
 }
 
 template <Element T, int Rows, int Width>
@@ -278,13 +279,14 @@ TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
 #undef TESSERA_LINEAR_WHOLE_TUNER
 
 // Paired rows: for K <= kWhole the loop-free kernels first (the first is what the CPU backend
-// runs), the loop's kept; longer rows the loop's.
+// runs: w2, a [4, 1024] pair tile; w4's [8, 1024] spills ~100 bytes a thread at sm_90a under the
+// planner's 85-register request), the loop's kept; longer rows the loop's.
 template <Element T>
 const auto& linear_rows_swiglu_rms_pairs_whole_tuned() {
   static const auto tuner =
       tune::candidates("kernels.linear_rows_swiglu_rms_pairs_whole",
-                       tune::config("w4", linear_rows_swiglu_rms_pairs_whole<T, 4, kWhole>, {1, 4}),
                        tune::config("w2", linear_rows_swiglu_rms_pairs_whole<T, 2, kWhole>, {1, 2}),
+                       tune::config("w4", linear_rows_swiglu_rms_pairs_whole<T, 4, kWhole>, {1, 4}),
                        tune::config("w8", linear_rows_swiglu_rms_pairs_whole<T, 8, kWhole>, {1, 8}),
                        tune::config("4x1024", linear_rows_swiglu_rms_pairs<T, 4, 1024>, {1, 4}),
                        tune::config("1x512", linear_rows_swiglu_rms_pairs<T, 1, 512>, {1, 1}))
