@@ -11,6 +11,8 @@
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -120,7 +122,14 @@ Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, con
   return load(x, {n, j, h, 0}, {1, rows, 1, dim}, pad).template cast<float>().reshape({rows, dim});
 }
 
-template <Element T, int QR>
+// Joined: the chunk's key and value tiles concatenated into one [2 kCacheChunk, D] tile and
+// sliced apart, so that both loads are issued before the first barrier (the concat's). Apart, the
+// value tile's transpose stages it through shared memory before the key tile's load is issued:
+// two waits on memory in series. Joined costs two more passes through shared memory (the concat,
+// the slices) and gives the block 256 threads, ~173 registers, no spills (sm_90a; apart: 128,
+// 255). Which is faster is not measured yet: TESSERA_AB_DECODE_JOINED=1 picks it (an A/B switch
+// for the next GPU session, to be removed with the loser).
+template <Element T, int QR, bool Joined>
 TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
                Out<float, 4> l_out, In<T, QR> q, In<T, 4> k_cache, In<T, 4> v_cache,
                In<int32_t, 1> lengths, Scalar<float> scale) {
@@ -132,8 +141,17 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_o
   const Index len = load(lengths, {b}, {1}).reshape({});
   chunk_softmax<kCacheChunk, kCacheChunk, false>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
-                             position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
+        if constexpr (Joined) {
+          const Shape rows{1, kCacheChunk, 1, dim}, tile{kCacheChunk, dim};
+          const Tile<T> kv = concat({load(k_cache, {b, j, kv_head, 0}, rows).reshape(tile),
+                                     load(v_cache, {b, j, kv_head, 0}, rows).reshape(tile)},
+                                    0);
+          return KeyValueTiles{kv.slice(0, 0, kCacheChunk).template cast<float>(),
+                               kv.slice(0, kCacheChunk, kCacheChunk).template cast<float>()};
+        } else {
+          return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
+                               position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
+        }
       });
 };
 
@@ -300,10 +318,15 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
   const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
   const QueryExtents e = query_extents(q);
   Partials p(e.batch, e.heads, chunks, e.dim, q.device(), l);
-  auto [acc, m, ls, q1, k1, v1, len1, s1] =
-      decode_attention_chunks<T, QR>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
-                                     v_cache, lengths, default_scale(scale, e.dim))
-          .sync();
+  auto run = [&](auto kernel) {
+    return kernel(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache, v_cache, lengths,
+                  default_scale(scale, e.dim))
+        .sync();
+  };
+  const char* ab = std::getenv("TESSERA_AB_DECODE_JOINED");
+  const bool joined = ab && std::string(ab) == "1";
+  auto [acc, m, ls, q1, k1, v1, len1, s1] = joined ? run(decode_attention_chunks<T, QR, true>)
+                                                   : run(decode_attention_chunks<T, QR, false>);
   return finish(q, lengths, kCacheChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
