@@ -205,8 +205,8 @@ Model<T>::Model(const Config& c, const HostWeights& w, Device device)
                        upload<T>(L.down, {im, h}, device),
                        upload_qkv<T>(L, h, q_out, kv_out, device),
                        upload_rows<T>(L.o, q_out, h, device),
-                       upload_rows<T>(L.gate, h, im, device),
-                       upload_rows<T>(L.up, h, im, device),
+                       tk::interleave_rows(upload_rows<T>(L.gate, h, im, device),
+                                           upload_rows<T>(L.up, h, im, device)),
                        upload_rows<T>(L.down, im, h, device),
                        {},
                        {}});
@@ -372,39 +372,33 @@ Tensor<T, 2> Model<T>::layers(const Tensor<int32_t, 1>& tokens, const Tensor<int
   const bool rows = step && batch_ < gemm_from_;
   Tensor<T, 2> h = tk::embedding(embed_, tokens);  // [n, hidden]
   for (Layer& L : layers_) {
-    Tensor<T, 3> q, k, v;
-    if (rows) {  // one launch for the input norm, q, k and v; one for the split, QK-norm, RoPE
-      tk::SplitQKV<T> heads = tk::qkv_norm_rope(
+    Tensor<T, 2> attn;
+    if (rows) {
+      // One launch for the input norm, q, k and v; one for the split, QK-norm, RoPE and the
+      // keys' and values' append to the caches; the attention's two.
+      const Tensor<T, 4> q = tk::qkv_norm_rope_append(
           tk::linear_rms_norm(h, L.input_norm, c_.eps, L.qkv_rows), c_.heads, c_.kv_heads, L.q_norm,
-          L.k_norm, c_.eps, positions, rope_, tk::RopeStyle::half_split);
-      q = std::move(heads.q);
-      k = std::move(heads.k);
-      v = std::move(heads.v);
+          L.k_norm, c_.eps, positions, rope_, tk::RopeStyle::half_split, L.k_cache, L.v_cache);
+      // The heads merged, the layout the o projection reads.
+      attn = tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths);
     } else {
       const Tensor<T, 2> x = tk::rms_norm(h, L.input_norm, c_.eps);
       tk::RotatedQK<T> qk = tk::rope_qk(
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.q), c_.head_dim), L.q_norm, c_.eps),
           tk::rms_norm(tk::split_heads(tk::gemm(x, L.k), c_.head_dim), L.k_norm, c_.eps), positions,
           rope_, tk::RopeStyle::half_split);
-      q = std::move(qk.q);
-      k = std::move(qk.k);
-      v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
+      const Tensor<T, 3> v = tk::split_heads(tk::gemm(x, L.v), c_.head_dim);
+      // A prompt into one sequence's rows; a step of many sequences (the gemm's).
+      if (!step)
+        append(L.k_cache, L.v_cache, append_prompt<T>, qk.k, v, *target);
+      else
+        append(L.k_cache, L.v_cache, append_step<T>, qk.k, v, positions);
+      attn = step ? tk::decode_attention_merged(qk.q, L.k_cache, L.v_cache, *lengths)
+                  : tk::merge_heads(tk::flash_attention(qk.q, qk.k, v, {.causal = true}));
     }
-    // A step of batch one: the library's append ([n, H, D] fresh rows are for a cache of batch
-    // one); of more, or a prompt into one sequence's rows, the engine's.
-    if (!step)
-      append(L.k_cache, L.v_cache, append_prompt<T>, k, v, *target);
-    else if (batch_ == 1)
-      tk::kv_cache_append(L.k_cache, L.v_cache, k, v, positions);
-    else
-      append(L.k_cache, L.v_cache, append_step<T>, k, v, positions);
-    // A step's attention writes its heads merged, the layout the o projection reads.
-    const Tensor<T, 2> attn = step
-                                  ? tk::decode_attention_merged(q, L.k_cache, L.v_cache, *lengths)
-                                  : tk::merge_heads(tk::flash_attention(q, k, v, {.causal = true}));
     if (rows) {  // o projection + residual; norm + gate/up; down + residual: three launches
       const Tensor<T, 2> sum = tk::linear(attn, L.o_rows, h);
-      h = tk::linear(tk::linear_swiglu_rms_norm(sum, L.post_norm, c_.eps, L.gate_rows, L.up_rows),
+      h = tk::linear(tk::linear_swiglu_rms_norm_paired(sum, L.post_norm, c_.eps, L.gate_up_rows),
                      L.down_rows, sum);
     } else {
       // h + attention output, and its norm, in one pass; then the MLP with its residual fused.

@@ -96,8 +96,9 @@ class Model {
     tessera::Tensor<T, 2> q, k, v, o, gate, up, down;  // [in, out]: the prompt's gemm
     // The same weights [out, in]: a decode step's linear layers (kernels::linear), which stream
     // each output's row of weights; q, k and v stacked into one [q + k + v outputs, hidden], one
-    // launch whose output the step takes apart by views.
-    tessera::Tensor<T, 2> qkv_rows, o_rows, gate_rows, up_rows, down_rows;
+    // launch whose output the step takes apart by views; gate and up rows interleaved [2
+    // intermediate, hidden] (kernels::interleave_rows), one tile and one load a block for both.
+    tessera::Tensor<T, 2> qkv_rows, o_rows, gate_up_rows, down_rows;
     tessera::Tensor<T, 4> k_cache, v_cache;  // [B, max_positions, kv_heads, head_dim]
   };
   // The layers over `tokens` at `positions`. A decode step (`lengths` given: one token of each

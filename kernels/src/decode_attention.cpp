@@ -11,6 +11,8 @@
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -34,10 +36,14 @@ constexpr int kCombine = 32;
 // A paged cache: chunks of kDecodeChunk positions, in tiles of one page.
 constexpr int kChunk = static_cast<int>(kDecodeChunk);
 
-// The query row of this block's (sequence b, head h), [1, D] in f32.
-template <Element T>
-Tile<float> query_row(const In<T, 3>& q, const Index& b, const Index& h, int64_t dim) {
-  return load(q, {b, h, 0}, {1, 1, dim}).template cast<float>().reshape({1, dim});
+// The query row of this block's (sequence b, head h), [1, D] in f32, from q [B, Hq, D] or
+// [B, 1, Hq, D].
+template <Element T, int R>
+Tile<float> query_row(const In<T, R>& q, const Index& b, const Index& h, int64_t dim) {
+  if constexpr (R == 4)
+    return load(q, {b, 0, h, 0}, {1, 1, 1, dim}).template cast<float>().reshape({1, dim});
+  else
+    return load(q, {b, h, 0}, {1, 1, dim}).template cast<float>().reshape({1, dim});
 }
 
 struct KeyValueTiles {
@@ -116,20 +122,36 @@ Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, con
   return load(x, {n, j, h, 0}, {1, rows, 1, dim}, pad).template cast<float>().reshape({rows, dim});
 }
 
-template <Element T>
+// Joined: the chunk's key and value tiles concatenated into one [2 kCacheChunk, D] tile and
+// sliced apart, so that both loads are issued before the first barrier (the concat's). Apart, the
+// value tile's transpose stages it through shared memory before the key tile's load is issued:
+// two waits on memory in series. Joined costs two more passes through shared memory (the concat,
+// the slices) and gives the block 256 threads, ~173 registers, no spills (sm_90a; apart: 128,
+// 255). Which is faster is not measured yet: TESSERA_AB_DECODE_JOINED=1 picks it (an A/B switch
+// for the next GPU session, to be removed with the loser).
+template <Element T, int QR, bool Joined>
 TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
-               Out<float, 4> l_out, In<T, 3> q, In<T, 4> k_cache, In<T, 4> v_cache,
+               Out<float, 4> l_out, In<T, QR> q, In<T, 4> k_cache, In<T, 4> v_cache,
                In<int32_t, 1> lengths, Scalar<float> scale) {
   const int64_t dim = acc_out.shape()[3];
   const Index b = tile_index(0), h = tile_index(1);
-  const Index kv_head = h / (q.dim(1) / k_cache.dim(2)).template cast<int32_t>();
+  const Index kv_head = h / (q.dim(QR - 2) / k_cache.dim(2)).template cast<int32_t>();
   // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
   // kernel an error report, which a captured graph copies out in a node of its own.
   const Index len = load(lengths, {b}, {1}).reshape({});
   chunk_softmax<kCacheChunk, kCacheChunk, false>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
-                             position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
+        if constexpr (Joined) {
+          const Shape rows{1, kCacheChunk, 1, dim}, tile{kCacheChunk, dim};
+          const Tile<T> kv = concat({load(k_cache, {b, j, kv_head, 0}, rows).reshape(tile),
+                                     load(v_cache, {b, j, kv_head, 0}, rows).reshape(tile)},
+                                    0);
+          return KeyValueTiles{kv.slice(0, 0, kCacheChunk).template cast<float>(),
+                               kv.slice(0, kCacheChunk, kCacheChunk).template cast<float>()};
+        } else {
+          return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
+                               position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
+        }
       });
 };
 
@@ -191,25 +213,38 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<fl
   o.store((num / den).template cast<T>().reshape(tile));
 };
 
+// q's extents (B, Hq, D): q is [B, Hq, D], or [B, 1, Hq, D] (one token of each sequence).
+struct QueryExtents {
+  int64_t batch, heads, dim;
+};
+template <Element T, int R>
+QueryExtents query_extents(const Tensor<T, R>& q) {
+  return {q.dim(0), q.dim(R - 2), q.dim(R - 1)};
+}
+
 // Checks q against caches [N, S, Hkv, D] (N: sequences, or pages of S positions each).
-template <Element T>
-void check_decode_args(const char* fn, const Tensor<T, 3>& q, const char* k_name,
+template <Element T, int R>
+void check_decode_args(const char* fn, const Tensor<T, R>& q, const char* k_name,
                        const Tensor<T, 4>& k, const Tensor<T, 4>& v,
                        const Tensor<int32_t, 1>& lengths, bool paged, SourceLoc l) {
-  detail::require_nonempty(fn, "q", q.shape(), 3, l);
-  detail::require_nonempty(fn, k_name, k.shape(), 4, l);
-  detail::require((paged || k.dim(0) == q.dim(0)) && k.dim(3) == q.dim(2), l,
+  detail::require_nonempty(fn, "q", q.shape(), R, l);
+  const char* layout = R == 4 ? "q [B, 1, Hq, D]" : "q [B, Hq, D]";
+  detail::require(R == 3 || q.dim(1) == 1, l,
+                  std::string(fn) + ": 'q' is " + to_string(q.shape()) +
+                      "; a 4-axis q is [B, 1, Hq, D], one query token of each sequence");
+  const QueryExtents e = query_extents(q);
+  detail::require((paged || k.dim(0) == e.batch) && k.dim(3) == e.dim, l,
                   std::string(fn) + ": 'q' is " + to_string(q.shape()) + " and '" + k_name +
-                      "' is " + to_string(k.shape()) +
-                      (paged ? "; q [B, Hq, D] needs pages [P, page_size, Hkv, D] of the same D"
-                             : "; q [B, Hq, D] needs a cache [B, S, Hkv, D] of the same B and D"));
+                      "' is " + to_string(k.shape()) + "; " + layout +
+                      (paged ? " needs pages [P, page_size, Hkv, D] of the same D"
+                             : " needs a cache [B, S, Hkv, D] of the same B and D"));
   detail::require_shape(fn, paged ? "v_pages" : "v_cache", v.shape(), k.shape(), l);
-  detail::require(q.dim(1) % k.dim(2) == 0, l,
-                  std::string(fn) + ": 'q' has " + std::to_string(q.dim(1)) + " heads and '" +
+  detail::require(e.heads % k.dim(2) == 0, l,
+                  std::string(fn) + ": 'q' has " + std::to_string(e.heads) + " heads and '" +
                       k_name + "' has " + std::to_string(k.dim(2)) +
                       "; grouped-query attention needs the query heads to be a multiple of the "
                       "key/value heads");
-  detail::require_shape(fn, "lengths", lengths.shape(), {q.dim(0)}, l);
+  detail::require_shape(fn, "lengths", lengths.shape(), {e.batch}, l);
   detail::require_same_device(fn, k_name, k.device(), q.device(), l);
   detail::require_same_device(fn, paged ? "v_pages" : "v_cache", v.device(), q.device(), l);
   detail::require_same_device(fn, "lengths", lengths.device(), q.device(), l);
@@ -259,14 +294,14 @@ Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, i
   return std::move(o).unpartition();
 }
 
-template <Element T>
-Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
+template <Element T, int R>
+Tensor<T, 2> combine_merged(const Tensor<T, R>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
                             Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                             SourceLoc l) {
+  const QueryExtents e = query_extents(q);
   auto [o, acc1, m1, l1, len1, c1] =
       decode_attention_combine<T, 2>(
-          detail::new_tensor<T, 2>({q.dim(0), q.dim(1) * q.dim(2)}, q.device(), l)
-              .partition({1, q.dim(2)}),
+          detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l).partition({1, e.dim}),
           std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
           lengths, chunk)
           .sync();
@@ -274,18 +309,24 @@ Tensor<T, 2> combine_merged(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& len
 }
 
 // The chunks of a contiguous cache, handed to finish (combine or combine_merged).
-template <Element T, class Finish>
-auto run_contiguous(const char* fn, const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+template <Element T, int QR, class Finish>
+auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& k_cache,
                     const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                     std::optional<float> scale, SourceLoc l, Finish&& finish) {
   check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
   check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
   const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
-  Partials p(q.dim(0), q.dim(1), chunks, q.dim(2), q.device(), l);
-  auto [acc, m, ls, q1, k1, v1, len1, s1] =
-      decode_attention_chunks<T>(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache,
-                                 v_cache, lengths, default_scale(scale, q.dim(2)))
-          .sync();
+  const QueryExtents e = query_extents(q);
+  Partials p(e.batch, e.heads, chunks, e.dim, q.device(), l);
+  auto run = [&](auto kernel) {
+    return kernel(std::move(p.acc), std::move(p.m), std::move(p.l), q, k_cache, v_cache, lengths,
+                  default_scale(scale, e.dim))
+        .sync();
+  };
+  const char* ab = std::getenv("TESSERA_AB_DECODE_JOINED");
+  const bool joined = ab && std::string(ab) == "1";
+  auto [acc, m, ls, q1, k1, v1, len1, s1] = joined ? run(decode_attention_chunks<T, QR, true>)
+                                                   : run(decode_attention_chunks<T, QR, false>);
   return finish(q, lengths, kCacheChunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
@@ -312,13 +353,14 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                         [](auto&&... a) { return combine<T>(std::forward<decltype(a)>(a)...); });
 }
 
-template <Element T>
-Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+template <Element T, int R>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, R>& q, const Tensor<T, 4>& k_cache,
                                      const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                                      std::optional<float> scale, std::source_location l) {
+  static_assert(R == 3 || R == 4, "decode_attention_merged: q is [B, Hq, D] or [B, 1, Hq, D]");
   return run_contiguous(
       "decode_attention_merged", q, k_cache, v_cache, lengths, scale, l,
-      [](auto&&... a) { return combine_merged<T>(std::forward<decltype(a)>(a)...); });
+      [](auto&&... a) { return combine_merged<T, R>(std::forward<decltype(a)>(a)...); });
 }
 
 template <Element T>
@@ -360,6 +402,9 @@ Tensor<T, 3> paged_decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k
                                          const Tensor<T, 4>&, const Tensor<int32_t, 1>&,        \
                                          std::optional<float>, std::source_location);           \
   template Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>&, const Tensor<T, 4>&,       \
+                                                const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
+                                                std::optional<float>, std::source_location);    \
+  template Tensor<T, 2> decode_attention_merged(const Tensor<T, 4>&, const Tensor<T, 4>&,       \
                                                 const Tensor<T, 4>&, const Tensor<int32_t, 1>&, \
                                                 std::optional<float>, std::source_location);    \
   template Tensor<T, 3> paged_decode_attention(                                                 \

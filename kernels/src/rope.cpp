@@ -4,6 +4,7 @@
 // A head [D] is rotated as two halves sliced out of it (half-split), or, interleaved, as the two
 // columns of its [D/2, 2] view; the rotated halves are concatenated back.
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "host.hpp"
@@ -73,11 +74,28 @@ Tile<float> head_norm(const Tile<float>& x, const In<T, 1>& w, const Tile<float>
       .template cast<float>();
 }
 
-// One block per (token t, key/value head g): query heads [g G, (g + 1) G) (G = Hq / Hkv), key
-// head g and value head g of the stacked row, so a decode step's token is Hkv blocks, not one
-// block walking every head (13 us on the H200 by ncu, ~1 KB of spills; now ~170 B at G = 2,
-// D = 128, bf16). kv_first and v_first: the first key and value head's index in the row, in
-// heads.
+// Query heads [g G, (g + 1) G) (G = Hq / Hkv) and key head g of token t's stacked row, each
+// head RMS-normalized and rotated, in f32 ([G, D] and [1, D]). kv_first: the first key head's
+// index in the row, in heads.
+struct GroupHeads {
+  Tile<float> q, k;
+};
+template <Element T, bool Interleaved>
+GroupHeads norm_rope_group(const In<T, 2>& qkv, const In<T, 1>& q_norm, const In<T, 1>& k_norm,
+                           const Tile<float>& eps, const Angles& a, const Index& t, const Index& g,
+                           const Index& kv_first, int64_t group, int64_t dim) {
+  const Tile<float> q =
+      head_norm(load(qkv, {t, g}, {1, group * dim}).template cast<float>().reshape({group, dim}),
+                q_norm, eps);
+  const Tile<float> k = head_norm(
+      load(qkv, {t, g + kv_first}, {1, dim}).template cast<float>().reshape({1, dim}), k_norm, eps);
+  return {rotate<Interleaved>(q, a.c, a.s), rotate<Interleaved>(k, a.c, a.s)};
+}
+
+// One block per (token t, key/value head g): query heads [g G, (g + 1) G), key head g and value
+// head g of the stacked row, so a decode step's token is Hkv blocks, not one block walking every
+// head (13 us on the H200 by ncu, ~1 KB of spills; now ~170 B at G = 2, D = 128, bf16). v_first:
+// the first value head's index in the row, in heads.
 template <Element T, bool Interleaved>
 TESSERA_KERNEL(qkv_norm_rope_groups, Out<T, 3> qy, Out<T, 3> ky, Out<T, 3> vy, In<T, 2> qkv,
                In<T, 1> q_norm, In<T, 1> k_norm, Scalar<float> eps, In<int32_t, 1> positions,
@@ -86,14 +104,36 @@ TESSERA_KERNEL(qkv_norm_rope_groups, Out<T, 3> qy, Out<T, 3> ky, Out<T, 3> vy, I
   const int64_t group = qy.shape()[1], dim = qy.shape()[2];
   const Angles a = token_angles(positions, cos_table, sin_table, dim / 2);
   const Index t = tile_index(0), g = tile_index(1);
-  const Tile<float> q =
-      head_norm(load(qkv, {t, g}, {1, group * dim}).template cast<float>().reshape({group, dim}),
-                q_norm, eps);
-  const Tile<float> k = head_norm(
-      load(qkv, {t, g + kv_first}, {1, dim}).template cast<float>().reshape({1, dim}), k_norm, eps);
-  qy.store(rotate<Interleaved>(q, a.c, a.s).reshape({1, group, dim}).template cast<T>());
-  ky.store(rotate<Interleaved>(k, a.c, a.s).reshape({1, 1, dim}).template cast<T>());
+  const GroupHeads h =
+      norm_rope_group<T, Interleaved>(qkv, q_norm, k_norm, eps, a, t, g, kv_first, group, dim);
+  qy.store(h.q.reshape({1, group, dim}).template cast<T>());
+  ky.store(h.k.reshape({1, 1, dim}).template cast<T>());
   vy.store(load(qkv, {t, g + v_first}, {1, dim}).reshape({1, 1, dim}));
+};
+
+// A decode step with the cache append folded in: block (b, g) computes what qkv_norm_rope_groups
+// computes for sequence b's token and key/value group g, stores the query heads as its [1, 1, G,
+// D] tile of qy [B, 1, Hq, D], and stores key and value head g at position positions[b] of its
+// tile of each cache. The caches [B, S, Hkv, D] are cut into [1, S, 1, D] tiles (all positions of
+// one sequence's head g), so the grid is (B, 1, Hkv, 1), the query output's, and each block writes
+// one position of its own tile with store_part (a position outside [0, S) falls outside the tile
+// and is dropped; every other position keeps its value).
+template <Element T, bool Interleaved>
+TESSERA_KERNEL(qkv_norm_rope_append_step, Out<T, 4> qy, Out<T, 4> k_cache, Out<T, 4> v_cache,
+               In<T, 2> qkv, In<T, 1> q_norm, In<T, 1> k_norm, Scalar<float> eps,
+               In<int32_t, 1> positions, In<float, 2> cos_table, In<float, 2> sin_table,
+               Scalar<int32_t> kv_first, Scalar<int32_t> v_first) {
+  const int64_t group = qy.shape()[2], dim = qy.shape()[3];
+  const Index b = tile_index(0), g = tile_index(2);
+  // Unpadded, as token_angles' loads: b < B, the positions' extent (checked on the host).
+  const Index pos = load(positions, {b}, {1}, Pad::none()).reshape({});
+  const Angles a = {load(cos_table, {pos, 0}, {1, dim / 2}, Pad::none()),
+                    load(sin_table, {pos, 0}, {1, dim / 2}, Pad::none())};
+  const GroupHeads h =
+      norm_rope_group<T, Interleaved>(qkv, q_norm, k_norm, eps, a, b, g, kv_first, group, dim);
+  qy.store(h.q.reshape({1, 1, group, dim}).template cast<T>());
+  k_cache.store_part(h.k.reshape({1, 1, 1, dim}).template cast<T>(), {0, pos, 0, 0});
+  v_cache.store_part(load(qkv, {b, g + v_first}, {1, dim}).reshape({1, 1, 1, dim}), {0, pos, 0, 0});
 };
 
 template <Element T>
@@ -171,12 +211,13 @@ RotatedQK<T> rope_qk(const Tensor<T, 3>& q, const Tensor<T, 3>& k,
                                          : run(rope_qk_tokens<T, false>);
 }
 
+namespace {
+
+// Checks qkv_norm_rope's arguments; returns the head dimension (the norm weights').
 template <Element T>
-SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
-                          const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
-                          const Tensor<int32_t, 1>& positions, const RopeTables& tables,
-                          RopeStyle style, std::source_location l) {
-  const char* fn = "qkv_norm_rope";
+int64_t check_qkv_args(const char* fn, const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                       const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm,
+                       const Tensor<int32_t, 1>& positions, const RopeTables& tables, SourceLoc l) {
   detail::require_nonempty(fn, "qkv", qkv.shape(), 2, l);
   detail::require_nonempty(fn, "q_norm", q_norm.shape(), 1, l);
   const int64_t dim = q_norm.dim(0);
@@ -201,6 +242,18 @@ SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_hea
   detail::require_same_device(fn, "tables", tables.cos.device(), qkv.device(), l);
   detail::require_same_device(fn, "q_norm", q_norm.device(), qkv.device(), l);
   detail::require_same_device(fn, "k_norm", k_norm.device(), qkv.device(), l);
+  return dim;
+}
+
+}  // namespace
+
+template <Element T>
+SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                          const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
+                          const Tensor<int32_t, 1>& positions, const RopeTables& tables,
+                          RopeStyle style, std::source_location l) {
+  const int64_t dim =
+      check_qkv_args("qkv_norm_rope", qkv, heads, kv_heads, q_norm, k_norm, positions, tables, l);
   // Each output in tiles of one key/value group: [1, Hq / Hkv, D] of q, [1, 1, D] of k and v.
   auto out = [&](int64_t h, int64_t per_group) {
     return detail::new_tensor<T, 3>({qkv.dim(0), h, dim}, qkv.device(), l)
@@ -220,6 +273,55 @@ SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_hea
                                          : run(qkv_norm_rope_groups<T, false>);
 }
 
+template <Element T>
+Tensor<T, 4> qkv_norm_rope_append(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                                  const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
+                                  const Tensor<int32_t, 1>& positions, const RopeTables& tables,
+                                  RopeStyle style, Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache,
+                                  std::source_location l) {
+  const char* fn = "qkv_norm_rope_append";
+  const int64_t dim =
+      check_qkv_args(fn, qkv, heads, kv_heads, q_norm, k_norm, positions, tables, l);
+  const int64_t batch = qkv.dim(0);
+  detail::require_nonempty(fn, "k_cache", k_cache.shape(), 4, l);
+  detail::require(k_cache.dim(0) == batch && k_cache.dim(2) == kv_heads && k_cache.dim(3) == dim, l,
+                  std::string(fn) + ": 'k_cache' is " + to_string(k_cache.shape()) + " but 'qkv' " +
+                      to_string(qkv.shape()) + " is a step of " + std::to_string(batch) +
+                      " sequences (one token each) with " + std::to_string(kv_heads) +
+                      " key/value heads of " + std::to_string(dim) + ": the cache must be [" +
+                      std::to_string(batch) + ", positions, " + std::to_string(kv_heads) + ", " +
+                      std::to_string(dim) + "]");
+  detail::require_shape(fn, "v_cache", v_cache.shape(), k_cache.shape(), l);
+  detail::require_same_device(fn, "k_cache", k_cache.device(), qkv.device(), l);
+  detail::require_same_device(fn, "v_cache", v_cache.device(), qkv.device(), l);
+  // All positions of one sequence's key/value head a tile: the grid (B, 1, Hkv, 1) is the query
+  // output's, and each block's position lies in its own tile, wherever the sequence stands.
+  const Shape tile{1, k_cache.dim(1), 1, dim};
+  Partition<T, 4> k_part = std::move(k_cache).partition(tile, l);
+  std::optional<Partition<T, 4>> v_part;
+  try {
+    v_part.emplace(std::move(v_cache).partition(tile, l));
+  } catch (...) {
+    k_cache = std::move(k_part).unpartition();  // a refused v_cache leaves both caches as they were
+    throw;
+  }
+  auto q = detail::new_tensor<T, 4>({batch, 1, heads, dim}, qkv.device(), l)
+               .partition({1, 1, heads / kv_heads, dim});
+  const auto kv_first = static_cast<int32_t>(heads),
+             v_first = static_cast<int32_t>(heads + kv_heads);
+  auto run = [&](auto kernel) {
+    auto [qy, k_out, v_out, x1, qn, kn, e1, p1, c1, s1, f1, f2] =
+        kernel(std::move(q), std::move(k_part), std::move(*v_part), qkv, q_norm, k_norm, eps,
+               positions, tables.cos, tables.sin, kv_first, v_first)
+            .sync();
+    k_cache = std::move(k_out).unpartition();
+    v_cache = std::move(v_out).unpartition();
+    return std::move(qy).unpartition();
+  };
+  return style == RopeStyle::interleaved ? run(qkv_norm_rope_append_step<T, true>)
+                                         : run(qkv_norm_rope_append_step<T, false>);
+}
+
 #define TESSERA_ROPE(T)                                                                          \
   template Tensor<T, 3> rope(const Tensor<T, 3>&, const Tensor<int32_t, 1>&, const RopeTables&,  \
                              RopeStyle, std::source_location);                                   \
@@ -228,7 +330,11 @@ SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_hea
                                 std::source_location);                                           \
   template SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>&, int64_t, int64_t, const Tensor<T, 1>&, \
                                      const Tensor<T, 1>&, float, const Tensor<int32_t, 1>&,      \
-                                     const RopeTables&, RopeStyle, std::source_location);
+                                     const RopeTables&, RopeStyle, std::source_location);        \
+  template Tensor<T, 4> qkv_norm_rope_append(                                                    \
+      const Tensor<T, 2>&, int64_t, int64_t, const Tensor<T, 1>&, const Tensor<T, 1>&, float,    \
+      const Tensor<int32_t, 1>&, const RopeTables&, RopeStyle, Tensor<T, 4>&, Tensor<T, 4>&,     \
+      std::source_location);
 TESSERA_ROPE(float)
 TESSERA_ROPE(half)
 TESSERA_ROPE(bfloat16)

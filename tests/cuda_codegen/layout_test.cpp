@@ -139,6 +139,49 @@ TEST(LayoutPlan, EachThreadHoldsAFewElementsOfTheLargestTile) {
   }
 }
 
+// A store_part's threads are sized by its piece, not by the tile it lands in: one [1, 128] row
+// stored into a tile of 4096 rows (a decode step's cache append) is a 32-thread block's work, as
+// the same row stored whole is.
+TEST(LayoutPlan, AStorePartIsSizedByItsPieceNotByItsTile) {
+  const ir::Function append = prepared(trace_kernel<Out<float>, In<float>, In<int32_t>>(
+      "row_into_tall_tile",
+      {out_param("cache", DType::F32, {4096, 128}), in_param("x", DType::F32, 2),
+       in_param("at", DType::I32, 1)},
+      [](Out<float> cache, In<float> x, In<int32_t> at) {
+        const Index p = load(at, {tile_index(0)}, {1}).reshape({});
+        const Tile<float> row = load(x, {tile_index(0), 0}, {1, 128});
+        cache.store_part(row * rsqrt(sum(row * row, 1)), {p, 0});
+      }));
+  const LayoutPlan p = plan(append);
+  EXPECT_EQ(p.threads, 32);  // [1, 128], 32 elements a thread in a kernel that reduces
+  EXPECT_FALSE(p.stream_rows);
+  // Not a one-pass row-wise kernel: no occupancy request (under it the engine's kernel spilled).
+  EXPECT_EQ(p.min_blocks, 0);
+  // A whole-tile store still sizes the block by its tile.
+  EXPECT_EQ(plan(corpus_kernel("store_parts")).threads, 128);  // [4, 256] bf16: 1024 / 8
+}
+
+// A matrix-vector product (rows of w against x's row broadcast over them, summed along K) asks for
+// 768 resident threads (85 registers), not 1024 (under 64 decode's linear layers spilled), and
+// keeps a block a tile; a norm, whose weight row is broadcast over its tile only after the sum,
+// keeps its 1024.
+TEST(LayoutPlan, AMatrixVectorProductAsksForFewerResidentThreads) {
+  const ir::Function matvec = prepared(trace_kernel<Out<float>, In<float>, In<float>>(
+      "rows_times_row",
+      {out_param("y", DType::F32, {1, 2}), in_param("x", DType::F32, 2),
+       in_param("w", DType::F32, 2)},
+      [](Out<float> y, In<float> x, In<float> w) {
+        y.store(
+            sum(load(w, {tile_index(1), 0}, {2, 2048}) * load(x, {tile_index(0), 0}, {1, 2048}), 1)
+                .reshape({1, 2}));
+      }));
+  const LayoutPlan p = plan(matvec);
+  EXPECT_EQ(p.threads, 128);  // 4096 elements, 32 a thread
+  EXPECT_EQ(p.min_blocks, 6);
+  EXPECT_EQ(p.blocks_per_sm, 0);
+  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 8);
+}
+
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   // A reduction whose threads hold at most 32 elements each, loading one row-sized tile:
   // 1024 / T blocks a multiprocessor, and a block per tile.

@@ -5,6 +5,7 @@
 
 #include "kernels/reference.hpp"
 #include "runtime/expect_error.hpp"
+#include "runtime/scoped_env.hpp"
 
 namespace tessera::test {
 namespace {
@@ -65,6 +66,15 @@ void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt)
   ASSERT_EQ(merged.shape(), (Shape{batch, q_heads * dim}));
   expect_near(widen(merged.to_vector()), want, 2 * unit_roundoff<T>(), 1e-5,
               "decode_attention_merged");
+  // q as [B, 1, Hq, D] (what qkv_norm_rope_append writes): the same kernels' work, the same bits.
+  const Tensor<T, 2> merged4 =
+      kernels::decode_attention_merged(from_host(q, {batch, 1, q_heads, dim}, d), kt, vt, lt);
+  ASSERT_EQ(merged4.shape(), (Shape{batch, q_heads * dim}));
+  EXPECT_EQ(widen(merged4.to_vector()), widen(merged.to_vector()));
+  // The A/B variant with the key and value tiles joined into one (decode_attention.cpp).
+  const ScopedEnv joined("TESSERA_AB_DECODE_JOINED", "1");
+  expect_near(widen(kernels::decode_attention(qt, kt, vt, lt).to_vector()), want,
+              2 * unit_roundoff<T>(), 1e-5, "decode_attention, key and value tiles joined");
 }
 
 TYPED_TEST(DecodeAttentionTest, GroupedQueryHeadDim64OverSequencesOfDifferentLengths) {
@@ -162,6 +172,28 @@ TEST(DecodeAttentionArguments, ALengthPastTheCacheIsRefusedAndOneInsideRuns) {
   EXPECT_EQ(
       kernels::decode_attention(q, cache, cache, from_host(std::vector<int32_t>{8, 1}, d)).shape(),
       (Shape{2, 1, 16}));
+}
+
+// A 4-axis q is one token of each sequence: [B, 1, Hq, D]; two tokens are refused.
+TEST(DecodeAttentionArguments, AFourAxisQueryOfTwoTokensIsRefusedAndOneOfOneRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto cache = from_host(random_values<float>(2 * 8 * 16, -1, 1, 9), {2, 8, 1, 16}, d);
+  const auto lengths = from_host(std::vector<int32_t>{8, 3}, d);
+  const std::string message = error_of<UsageError>([&] {
+    (void)kernels::decode_attention_merged(
+        from_host(random_values<float>(2 * 2 * 16, -1, 1, 10), {2, 2, 1, 16}, d), cache, cache,
+        lengths);
+  });
+  EXPECT_NE(message.find("decode_attention_merged: 'q' is [2, 2, 1, 16]; a 4-axis q is [B, 1, "
+                         "Hq, D]"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(kernels::decode_attention_merged(
+                from_host(random_values<float>(2 * 16, -1, 1, 11), {2, 1, 1, 16}, d), cache, cache,
+                lengths)
+                .shape(),
+            (Shape{2, 16}));
 }
 
 }  // namespace

@@ -59,6 +59,27 @@ TYPED_TEST(LinearTest, PlainResidualAndSwigluMatchTheDoubleReference) {
                      "silu(x w_gate^T) * (x w_up^T)");
 }
 
+// x w^T + residual for rows of k elements: up to 4096 the loop-free kernels, one row width each
+// (1024, 2048, 3072, 4096; linear.cpp), exact widths and padded ones; past 4096 the loop.
+TYPED_TEST(LinearTest, ResidualOverEveryRowWidthMatchesTheDoubleReference) {
+  using T = TypeParam;
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  for (const int64_t k :
+       {int64_t{1000}, int64_t{2048}, int64_t{2500}, int64_t{3072}, int64_t{4096}, int64_t{4100}}) {
+    const auto x = random_values<T>(M * k, -1, 1, 31);
+    const auto w = random_values<T>(N * k, -1, 1, 32);
+    const auto r = random_values<T>(M * N, -1, 1, 33);
+    std::vector<double> want = matmul_nt(widen(x), widen(w), M, N, k);
+    const auto rd = widen(r);
+    for (size_t i = 0; i < want.size(); ++i) want[i] += rd[i];
+    const Tensor<T, 2> y =
+        kernels::linear(from_host(x, {M, k}, d), from_host(w, {N, k}, d), from_host(r, {M, N}, d));
+    ASSERT_EQ(y.shape(), (Shape{M, N}));
+    expect_linear_near(y, want, "x w^T + residual, K = " + std::to_string(k), k);
+  }
+}
+
 // x's rows RMS-normalized (and rounded to T, as rms_norm's result is), then x w^T, and the
 // SwiGLU pair on the same normalized rows, for rows of k elements.
 template <class T>
@@ -92,19 +113,34 @@ void check_rms_norm_fused(int64_t k) {
   // A normalized element the kernel (f32) and the reference (double) round to neighbouring T
   // values moves each dot by ~an ulp of T; the product carries each factor's error times the
   // other factor, so the bound is the dots' bound scaled by 1 + |gate| + |up|.
-  const std::vector<double> got =
-      widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, from_host(u, {N, k}, d)).to_vector());
-  ASSERT_EQ(got.size(), want.size());
-  int bad = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double bound = 2 * unit_roundoff<T>() * std::fabs(want[i]) +
-                         (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(k) * 1e-6;
-    if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
-      ADD_FAILURE() << "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T), K = " << k
-                    << ": element " << i << " is " << got[i] << ", the reference is " << want[i]
-                    << " (bound " << bound << ", seed " << test_seed() << ")";
-  }
-  EXPECT_EQ(bad, 0);
+  auto expect_swiglu = [&](const std::vector<double>& got, const std::string& what) {
+    ASSERT_EQ(got.size(), want.size());
+    int bad = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      const double bound =
+          2 * unit_roundoff<T>() * std::fabs(want[i]) +
+          (1 + std::fabs(xw[i]) + std::fabs(xu[i])) * static_cast<double>(k) * 1e-6;
+      if (!(std::fabs(got[i] - want[i]) <= bound) && bad++ < 5)
+        ADD_FAILURE() << what << ", K = " << k << ": element " << i << " is " << got[i]
+                      << ", the reference is " << want[i] << " (bound " << bound << ", seed "
+                      << test_seed() << ")";
+    }
+    EXPECT_EQ(bad, 0);
+  };
+  const auto tu = from_host(u, {N, k}, d);
+  expect_swiglu(widen(kernels::linear_swiglu_rms_norm(tx, tnw, eps, tw, tu).to_vector()),
+                "silu(rms_norm(x) w_gate^T) * (rms_norm(x) w_up^T)");
+  // The paired form: gate and up rows interleaved (checked row by row), the same values.
+  const Tensor<T, 2> pairs = kernels::interleave_rows(tw, tu);
+  ASSERT_EQ(pairs.shape(), (Shape{2 * N, k}));
+  const std::vector<T> pv = pairs.to_vector();
+  for (int64_t i = 0; i < N; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      ASSERT_EQ(static_cast<float>(pv[(2 * i) * k + p]), static_cast<float>(w[i * k + p]));
+      ASSERT_EQ(static_cast<float>(pv[(2 * i + 1) * k + p]), static_cast<float>(u[i * k + p]));
+    }
+  expect_swiglu(widen(kernels::linear_swiglu_rms_norm_paired(tx, tnw, eps, pairs).to_vector()),
+                "linear_swiglu_rms_norm_paired");
 }
 
 TYPED_TEST(LinearTest, RmsNormFusedEqualsTheNormThenTheProduct) {

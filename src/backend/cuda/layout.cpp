@@ -130,6 +130,18 @@ class Planner {
     // probabilities times values, its combine's weighted sum of chunks; linear's dot products
     // summed chunk by chunk along K), so no occupancy request below.
     bool across_rows = false;
+    // A tile stored in pieces (store_part): not one row loaded, reduced and stored either. (ptxas,
+    // sm_90a, bf16, Qwen3's decode step with the cache append folded into the QK-norm and RoPE,
+    // [2, 128] query heads and two [1, 128] pieces: ~300 bytes of spills a thread under the
+    // 64-register bound, none in 142 registers without it.)
+    bool pieces = false;
+    // A matrix-vector product: a tile of several rows times a row broadcast over them, summed
+    // along the last axis (decode's linear layers, a block's rows of w against x's row). Each
+    // thread holds its share of both, so it asks for 768 threads (85 registers), as a kernel
+    // loading several row-sized tiles does, not 1024 (ptxas, sm_90a, bf16:
+    // linear_rows_residual_whole's [2, 2048] tile spilled 132 bytes a thread under 64 registers;
+    // it takes 80).
+    bool matvec = false;
     for (const ir::Op& op : f_.body.ops)
       if (op.kind == OpKind::For)
         ir::walk(op.regions[0], [&](const ir::Op& inner) {
@@ -146,11 +158,18 @@ class Planner {
           cls == OpClass::Mma || cls == OpClass::Permute || cls == OpClass::Slice ||
           cls == OpClass::Gather || cls == OpClass::Print || !op.regions.empty())
         elementwise_only = false;
+      pieces |= op.kind == OpKind::StorePart;
       if (op.kind == OpKind::Accumulate) {  // one atomic per element: no vector width
         tile(type(op.operands[0]).shape);
       } else if (cls == OpClass::Load || cls == OpClass::Store) {
         const ir::Param& p = f_.params.at(op.attrs.param);
-        const Shape& shape = cls == OpClass::Load ? op.attrs.shape : p.tile_shape;
+        // A store_part's threads hold its piece, not the tile it lands in: a decode step's
+        // cache append owns every position of a sequence ([1, S, 1, D]) and writes one of them,
+        // and sizing the block by the tile gave it 256-512 threads and ~2x the spills for a [1, D]
+        // row.
+        const Shape& shape = cls == OpClass::Load           ? op.attrs.shape
+                             : op.kind == OpKind::StorePart ? type(op.operands[0]).shape
+                                                            : p.tile_shape;
         if (shape.empty()) return;
         vec = std::max(vec, vector_chunk(p.dtype, spec_.tensors.at(op.attrs.param), shape, 16));
         // An accumulator is stored straight from its fragments, not from a distributed tile.
@@ -166,6 +185,11 @@ class Planner {
         if (cls == OpClass::Reduce && op.attrs.axis >= 0 &&
             op.attrs.axis + 1 < static_cast<int>(in.size()) && in[op.attrs.axis] > 1)
           across_rows = true;
+        if (cls == OpClass::Reduce && op.attrs.axis + 1 == static_cast<int>(in.size()) &&
+            numel(in) > in.back())
+          if (const ir::Op* product = def_[op.operands[0]]; product && product->kind == OpKind::Mul)
+            for (ValueId v : product->operands)
+              matvec |= def_[v] && def_[v]->kind == OpKind::Broadcast;
       } else if (cls == OpClass::Mma) {
         const Shape& acc = type(op.results[0]).shape;
         if (mma_on_tensor_cores(type(op.operands[0]).dtype, op.attrs.tf32)) {
@@ -212,11 +236,11 @@ class Planner {
     // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
     // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
     // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
-    if (across_rows) {
+    if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
-      p_.min_blocks = std::max(1, (row_sized > 1 ? 768 : 1024) / p_.threads);
+      p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
       // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
       // stored (Emitter::prefetch_next_tile). Measured on an H200 (bench/rowwise, f16 fast, GB/s,

@@ -45,9 +45,10 @@ Tensor<T, 3> decode_attention(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache
                               std::source_location l = std::source_location::current());
 
 // decode_attention with the heads merged: [B, Hq * D], the layout an output projection reads
-// (what merge_heads of decode_attention's result gives, without that copy's launch).
-template <Element T>
-Tensor<T, 2> decode_attention_merged(const Tensor<T, 3>& q, const Tensor<T, 4>& k_cache,
+// (what merge_heads of decode_attention's result gives, without that copy's launch). q is
+// [B, Hq, D] (R = 3) or [B, 1, Hq, D] (R = 4: what qkv_norm_rope_append returns).
+template <Element T, int R>
+Tensor<T, 2> decode_attention_merged(const Tensor<T, R>& q, const Tensor<T, 4>& k_cache,
                                      const Tensor<T, 4>& v_cache, const Tensor<int32_t, 1>& lengths,
                                      std::optional<float> scale = std::nullopt,
                                      std::source_location l = std::source_location::current());

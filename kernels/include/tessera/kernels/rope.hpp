@@ -63,4 +63,21 @@ SplitQKV<T> qkv_norm_rope(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_hea
                           RopeStyle style,
                           std::source_location l = std::source_location::current());
 
+// qkv_norm_rope of a decode step with the KV-cache append folded in (one launch where there were
+// qkv_norm_rope and kv_cache_append): qkv [B, (Hq + 2 Hkv) * D] holds one token of each of B
+// sequences; sequence b's key and value heads, normalized and rotated as qkv_norm_rope does (v
+// as it is), are stored at position positions[b] of k_cache and v_cache [B, S, Hkv, D] in place,
+// and the rotated queries are returned as [B, 1, Hq, D] (the [B, Lq, H, D] layout with Lq = 1,
+// which decode_attention_merged takes). positions[b] is also the token's RoPE angle, so it must
+// be inside the tables (a BoundsError otherwise); a position outside [0, S) stores nothing. As for
+// any output, the caches must be the only handles to their storage; each block owns all
+// positions of one (sequence, key/value head) of each cache and writes one of them, so the append
+// is one launch whatever the positions are, and nothing but the new row changes.
+template <Element T>
+Tensor<T, 4> qkv_norm_rope_append(const Tensor<T, 2>& qkv, int64_t heads, int64_t kv_heads,
+                                  const Tensor<T, 1>& q_norm, const Tensor<T, 1>& k_norm, float eps,
+                                  const Tensor<int32_t, 1>& positions, const RopeTables& tables,
+                                  RopeStyle style, Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache,
+                                  std::source_location l = std::source_location::current());
+
 }  // namespace tessera::kernels
