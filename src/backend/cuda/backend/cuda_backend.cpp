@@ -33,7 +33,7 @@ class CudaBackend final : public Backend {
     return {runtime::gpu_prepare(
         k.device, {fn.name, e.entry, e.source, e.threads, e.blocks_per_tile, e.shared_bytes,
                    runtime::gpu_params(fn.params), runtime::op_sites(fn), e.reports_errors,
-                   e.tensor_maps, e.blocks_per_sm})};
+                   e.tensor_maps, e.blocks_per_sm, e.waits_for_prior_grids})};
   }
 
   void check_launch(const Loaded& loaded, const LaunchArgs& args) const override {
