@@ -272,6 +272,17 @@ GpuGraphNodes count_nodes(CUgraph g) {
     c.edges = static_cast<int64_t>(edges);
   else
     c.edges = -1;
+  c.programmatic_edges = c.edges < 0 ? -1 : 0;
+  if (c.edges > 0) {
+    std::vector<CUgraphNode> from(edges), to(edges);
+    std::vector<CUgraphEdgeData> data(edges);
+    if (d.cuGraphGetEdges(g, from.data(), to.data(), data.data(), &edges) == CUDA_SUCCESS) {
+      for (size_t i = 0; i < edges; ++i)
+        c.programmatic_edges += data[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    } else {
+      c.programmatic_edges = -1;
+    }
+  }
   c.roots = d.cuGraphGetRootNodes && d.cuGraphGetRootNodes(g, nullptr, &roots) == CUDA_SUCCESS
                 ? static_cast<int64_t>(roots)
                 : -1;
@@ -319,10 +330,11 @@ CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphS
   if (env_list_has("TESSERA_LOG", "graph"))
     std::fprintf(stderr,
                  "tessera: graph of %zu launches: %lld kernel nodes, %lld report copies, %lld "
-                 "memsets, %lld other nodes, %lld edges, %lld roots\n",
+                 "memsets, %lld other nodes, %lld edges (%lld programmatic), %lld roots\n",
                  steps.size(), static_cast<long long>(nodes.kernels),
                  static_cast<long long>(nodes.copies), static_cast<long long>(nodes.memsets),
                  static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges),
+                 static_cast<long long>(nodes.programmatic_edges),
                  static_cast<long long>(nodes.roots));
   return std::exchange(g.graph, nullptr);
 }

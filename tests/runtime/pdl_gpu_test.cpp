@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include <tessera/runtime/graph.hpp>
 #include <tessera/simt/simt.hpp>
 #include <tessera/tessera.hpp>
+
+#include "runtime/gpu_graph.hpp"  // src/runtime: the last graph's edges
 
 namespace tessera::test {
 namespace {
@@ -128,6 +131,17 @@ TEST(GpuProgrammaticLaunch, TheSameChainCapturedAsAGraphAndReplayedMatchesTheCpu
         step(s, 1.0f);
         step(s, 3.0f);
       });
+      if (d.is_cuda()) {
+        // The launches reached the driver with the attribute: stream capture made programmatic
+        // edges between them (none under TESSERA_PDL=0 or for code without the wait).
+        const runtime::GpuGraphNodes nodes = runtime::gpu_graph_last_nodes();
+        const char* pdl = std::getenv("TESSERA_PDL");
+        const bool on = runtime::gpu_arch(d).major >= 9 && !(pdl && std::string(pdl) == "0");
+        if (on)
+          EXPECT_GT(nodes.programmatic_edges, 0) << "edges " << nodes.edges;
+        else
+          EXPECT_EQ(nodes.programmatic_edges, 0);
+      }
       for (int r = 0; r < (n <= 64 * kTile ? 200 : 10); ++r) g.replay();
       return std::make_pair(s.acc.to_vector(), s.y.to_vector());
     };
