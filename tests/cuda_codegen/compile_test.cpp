@@ -78,6 +78,19 @@ TEST(GridDependency, TheCorpusReachesTheGeneralAndThePipelinedKernelOnSm90a) {
   EXPECT_EQ(grid_dependency_violation(general.compiled.ptx, general.kernel.entry), "");
 }
 
+// TESSERA_PDL=0 (KernelSpec::grid_dependency_control off): the sm_90a code has no griddepcontrol,
+// so it is launched plainly and lets no kernel after it start early.
+TEST(GridDependency, TurnedOffTheSm90aCodeHasNoGridDependencyControl) {
+  for (const char* name : {"add_f32", "gemm_f16_128x256x64"}) {
+    const ir::Function f = corpus_kernel(name);
+    backend::cuda::KernelSpec spec = aligned_spec(f, kSm90a);
+    spec.grid_dependency_control = false;
+    const Built b = build(f, spec);
+    EXPECT_FALSE(b.kernel.waits_for_prior_grids) << name;
+    EXPECT_EQ(b.compiled.ptx.find("griddepcontrol"), std::string::npos) << name;
+  }
+}
+
 std::vector<std::string> corpus_names() {
   std::vector<std::string> names;
   for (const CorpusKernel& k : corpus()) names.push_back(k.name);

@@ -57,6 +57,15 @@ TEST(ProgrammaticLaunch, TesseraPdlZeroTurnsItOffAndOneOrUnsetLeavesItOn) {
   EXPECT_TRUE(programmatic_serialization(kSm90a, true, kCuda13));
 }
 
+TEST(ProgrammaticLaunch, TheCodeGeneratorIsToldByTesseraPdlToo) {
+  ScopedEnv pdl("TESSERA_PDL", "0");
+  EXPECT_FALSE(backend::cuda::programmatic_launch_enabled());
+  pdl.set("1");
+  EXPECT_TRUE(backend::cuda::programmatic_launch_enabled());
+  pdl.set(nullptr);
+  EXPECT_TRUE(backend::cuda::programmatic_launch_enabled());
+}
+
 TEST(ProgrammaticLaunch, AnotherValueOfTesseraPdlIsAUsageErrorSayingWhatToSet) {
   ScopedEnv pdl("TESSERA_PDL", "off");
   // Reported wherever it is read, also where the answer would be no anyway.

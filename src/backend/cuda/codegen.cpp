@@ -574,9 +574,12 @@ void Emitter::op(const ir::Op& op) {
 // - the tile kernels' last loads are inside loops (and a persistent grid walks many tiles), so
 //   "after the last load" has no single place in the code; the blocks it would delay are the ones
 //   whose slots the next grid could use anyway.
-// Measured on the H200: not yet (the A/B is TESSERA_PDL=0 against the default, docs/async.md).
+// Under TESSERA_PDL=0 neither is emitted: a kernel of the user's launched with the attribute behind
+// one of ours then cannot start early either. Measured on the H200: not yet (the A/B is
+// TESSERA_PDL=0 against the default, scripts/ab_pdl.sh).
 void Emitter::grid_dependency_prologue(EmittedKernel& k) {
-  if (spec_.arch.major < 9) return;  // griddepcontrol is sm_90+; sm_80 launches stay plain
+  // griddepcontrol is sm_90+ (sm_80 launches stay plain); TESSERA_PDL=0 leaves it out.
+  if (spec_.arch.major < 9 || !spec_.grid_dependency_control) return;
   k.waits_for_prior_grids = true;
   line("tsr_wait_prior_grids();  // the kernels before this one on the stream are done");
   line("tsr_launch_dependents();  // the next kernel may start its prologue");

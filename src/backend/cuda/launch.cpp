@@ -138,17 +138,20 @@ int64_t checked_block_count(const Shape& grid, int blocks_per_tile) {
 
 }  // namespace
 
+bool programmatic_launch_enabled() {
+  const char* e = std::getenv("TESSERA_PDL");
+  if (!e || !*e) return true;
+  const std::string_view v(e);
+  if (v != "0" && v != "1")
+    fail<UsageError>("TESSERA_PDL is '", v, "'; set it to 0 (launch every kernel after the one ",
+                     "before it has finished) or 1 (let a kernel start while the one before it ",
+                     "finishes, on sm_90 and newer: the default), or unset it");
+  return v == "1";
+}
+
 bool programmatic_serialization(const Arch& device_arch, bool kernel_waits, int driver_version) {
   // Read even when the answer is no, so that a mistyped value is reported on every machine.
-  bool enabled = true;
-  if (const char* e = std::getenv("TESSERA_PDL"); e && *e) {
-    const std::string_view v(e);
-    if (v != "0" && v != "1")
-      fail<UsageError>("TESSERA_PDL is '", v, "'; set it to 0 (launch every kernel after the one ",
-                       "before it has finished) or 1 (let a kernel start while the one before it ",
-                       "finishes, on sm_90 and newer: the default), or unset it");
-    enabled = v == "1";
-  }
+  const bool enabled = programmatic_launch_enabled();
   return enabled && kernel_waits && device_arch.major >= 9 &&
          driver_version >= kProgrammaticLaunchDriverVersion;
 }

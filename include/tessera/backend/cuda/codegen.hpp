@@ -27,6 +27,10 @@ struct TensorSpec {
 struct KernelSpec {
   Arch arch;
   std::vector<TensorSpec> tensors;  // one per kernel parameter (ignored for Scalar parameters)
+  // On sm_90+: each kernel waits for the grids before it on the stream before its first global
+  // access and lets the next grid start early (programmatic dependent launch). Off under
+  // TESSERA_PDL=0 (programmatic_launch_enabled()): then the code has neither instruction.
+  bool grid_dependency_control = true;
 };
 
 struct EmittedKernel {

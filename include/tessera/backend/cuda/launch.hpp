@@ -35,6 +35,10 @@ struct LaunchConfig {
   bool programmatic_serialization = false;
 };
 
+// False under TESSERA_PDL=0, true when it is 1 or unset; throws UsageError (saying what to set)
+// for any other value. Read on each call: the code generator asks once per kernel it emits, the
+// loader once per kernel it loads.
+bool programmatic_launch_enabled();
 // Whether launches of a kernel may carry programmatic stream serialization on a device of
 // `device_arch` under a driver of `driver_version` (cuDriverGetVersion): the kernel waits for the
 // grids before it (`kernel_waits`), the device has griddepcontrol (sm_90+), the driver captures
