@@ -175,52 +175,74 @@ void queue_report_copy(const cuda::LoadedKernel& k, void* report, CUstream s) {
 }
 
 // The nodes of a graph captured on one stream, in the order they were queued: a chain from its
-// one root. Empty if it is not one chain.
-std::vector<CUgraphNode> chain_of(CUgraph g) {
+// one root, with the data of each link (links[i] joins nodes[i] to nodes[i + 1]). A launch with
+// programmatic stream serialization (launch.cpp) is captured behind the kernel before it with a
+// programmatic edge, whose non-default data the edge queries must ask for (without it they fail
+// with CUDA_ERROR_LOSSY_QUERY) and a removal must name. Empty if it is not one chain.
+struct Chain {
+  std::vector<CUgraphNode> nodes;
+  std::vector<CUgraphEdgeData> links;
+};
+Chain chain_of(CUgraph g) {
   const cuda::DriverApi& d = cuda::driver();
   size_t n = 0;
   if (d.cuGraphGetRootNodes(g, nullptr, &n) != CUDA_SUCCESS || n != 1) return {};
   CUgraphNode node = nullptr;
   if (d.cuGraphGetRootNodes(g, &node, &n) != CUDA_SUCCESS || n != 1) return {};
-  std::vector<CUgraphNode> chain{node};
+  Chain chain;
+  chain.nodes.push_back(node);
   for (;;) {
-    size_t count = 0;
-    if (d.cuGraphNodeGetDependentNodes(node, nullptr, nullptr, &count) != CUDA_SUCCESS) return {};
-    if (count == 0) return chain;
+    // Asked with room for two: the count comes back as the number filled in, so 2 means "more
+    // than one" (not a chain), and no separate count query is needed.
+    CUgraphNode next[2] = {};
+    CUgraphEdgeData data[2] = {};
+    size_t count = 2;
+    if (d.cuGraphNodeGetDependentNodes(node, next, data, &count) != CUDA_SUCCESS) return {};
+    if (count == 0 || !next[0]) return chain;
     if (count != 1) return {};
-    if (d.cuGraphNodeGetDependentNodes(node, &node, nullptr, &count) != CUDA_SUCCESS) return {};
-    chain.push_back(node);
+    node = next[0];
+    chain.nodes.push_back(node);
+    chain.links.push_back(data[0]);
   }
 }
 
 // Replaces the chain of the launches' nodes by the plan's edges: a launch follows only the
 // launches it has a hazard with, and the report copies follow the graph's last launches. Left a
 // chain (correct, only slower) where the driver cannot edit edges or a launch queued no node (an
-// empty grid).
+// empty grid). A link the plan keeps keeps its data (programmatic between two tile kernels); an
+// edge the plan adds is a full one (the later node starts when the earlier has completed), which
+// orders as much as a programmatic edge would, only without the overlap.
 void apply_plan(CUgraph g, const GraphPlan& plan, size_t launches) {
   if (launches < 2 || launches != plan.after.size() || !can_edit_edges()) return;
-  const std::vector<CUgraphNode> chain = chain_of(g);
-  if (chain.size() < launches) return;
-  for (size_t i = 0; i < chain.size(); ++i) {
+  const Chain chain = chain_of(g);
+  if (chain.nodes.size() < launches) return;
+  for (size_t i = 0; i < chain.nodes.size(); ++i) {
     CUgraphNodeType type{};
-    TESSERA_CU(cuGraphNodeGetType, chain[i], &type);
+    TESSERA_CU(cuGraphNodeGetType, chain.nodes[i], &type);
     if ((type == CU_GRAPH_NODE_TYPE_KERNEL) != (i < launches)) return;
   }
-  const GraphEdits edits = graph_edits(plan, chain.size());
-  auto apply = [&](const std::vector<std::pair<size_t, size_t>>& edges, bool add) {
-    if (edges.empty()) return;
+  const GraphEdits edits = graph_edits(plan, chain.nodes.size());
+  if (!edits.removed.empty()) {
+    // graph_edits removes only links of the chain, (i, i + 1).
     std::vector<CUgraphNode> from, to;
-    for (const auto& [a, b] : edges) {
-      from.push_back(chain[a]);
-      to.push_back(chain[b]);
+    std::vector<CUgraphEdgeData> data;
+    for (const auto& [a, b] : edits.removed) {
+      TESSERA_INTERNAL_CHECK(b == a + 1 && a < chain.links.size(), "the graph plan removes edge ",
+                             a, " -> ", b, ", not a link of the captured chain");
+      from.push_back(chain.nodes[a]);
+      to.push_back(chain.nodes[b]);
+      data.push_back(chain.links[a]);
     }
-    if (add)
-      TESSERA_CU(cuGraphAddDependencies, g, from.data(), to.data(), nullptr, from.size());
-    else
-      TESSERA_CU(cuGraphRemoveDependencies, g, from.data(), to.data(), nullptr, from.size());
-  };
-  apply(edits.removed, false);
-  apply(edits.added, true);
+    TESSERA_CU(cuGraphRemoveDependencies, g, from.data(), to.data(), data.data(), from.size());
+  }
+  if (!edits.added.empty()) {
+    std::vector<CUgraphNode> from, to;
+    for (const auto& [a, b] : edits.added) {
+      from.push_back(chain.nodes[a]);
+      to.push_back(chain.nodes[b]);
+    }
+    TESSERA_CU(cuGraphAddDependencies, g, from.data(), to.data(), nullptr, from.size());
+  }
 }
 
 // What a recorded graph holds, by node type (kept for tests and the bench).
@@ -250,6 +272,17 @@ GpuGraphNodes count_nodes(CUgraph g) {
     c.edges = static_cast<int64_t>(edges);
   else
     c.edges = -1;
+  c.programmatic_edges = c.edges < 0 ? -1 : 0;
+  if (c.edges > 0) {
+    std::vector<CUgraphNode> from(edges), to(edges);
+    std::vector<CUgraphEdgeData> data(edges);
+    if (d.cuGraphGetEdges(g, from.data(), to.data(), data.data(), &edges) == CUDA_SUCCESS) {
+      for (size_t i = 0; i < edges; ++i)
+        c.programmatic_edges += data[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+    } else {
+      c.programmatic_edges = -1;
+    }
+  }
   c.roots = d.cuGraphGetRootNodes && d.cuGraphGetRootNodes(g, nullptr, &roots) == CUDA_SUCCESS
                 ? static_cast<int64_t>(roots)
                 : -1;
@@ -297,10 +330,11 @@ CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphS
   if (env_list_has("TESSERA_LOG", "graph"))
     std::fprintf(stderr,
                  "tessera: graph of %zu launches: %lld kernel nodes, %lld report copies, %lld "
-                 "memsets, %lld other nodes, %lld edges, %lld roots\n",
+                 "memsets, %lld other nodes, %lld edges (%lld programmatic), %lld roots\n",
                  steps.size(), static_cast<long long>(nodes.kernels),
                  static_cast<long long>(nodes.copies), static_cast<long long>(nodes.memsets),
                  static_cast<long long>(nodes.others), static_cast<long long>(nodes.edges),
+                 static_cast<long long>(nodes.programmatic_edges),
                  static_cast<long long>(nodes.roots));
   return std::exchange(g.graph, nullptr);
 }

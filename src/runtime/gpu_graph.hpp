@@ -50,6 +50,9 @@ GpuGraphCounts gpu_graph_counts();
 // not laid out in one piece) and k memsets.
 struct GpuGraphNodes {
   int64_t kernels = 0, copies = 0, memsets = 0, others = 0, edges = 0, roots = 0;
+  // Edges of type CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: a launch captured with programmatic
+  // stream serialization behind a kernel (backend/cuda/launch.cpp); -1 where not counted.
+  int64_t programmatic_edges = 0;
 };
 GpuGraphNodes gpu_graph_last_nodes();
 // Launches the graph on `stream` (null: the device's own), after the work queued on the device's

@@ -40,7 +40,11 @@ void check_error_report(const GpuKernel& k, const void* report);
 
 // Makes work queued next on `stream` (a CUstream) wait for `event`'s work, on the device: nothing
 // when the event is on that stream (no driver call) or its work is done; a failed one is not
-// waited for (its Completion's wait() reports the failure).
+// waited for (its Completion's wait() reports the failure). On one stream the order is the
+// stream's: for a tile kernel launched with programmatic stream serialization (sm_90+), that is
+// its own griddepcontrol.wait before any global access, which waits for the whole kernel before
+// it and its memory (backend/cuda/launch.cpp); a copy, memset or event wait before it is waited
+// for as always.
 void order_event_on(const cuda::Event& event, void* stream);
 
 }  // namespace tessera::runtime

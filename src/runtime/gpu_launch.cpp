@@ -198,6 +198,10 @@ std::shared_ptr<const GpuKernel> gpu_prepare(Device d, const GpuKernelSource& k)
   });
   kernel->config = {k.threads_per_block, k.dynamic_shared_bytes, k.blocks_per_tile, k.blocks_per_sm,
                     k.tensor_maps};
+  // Programmatic dependent launch, for code that waits for the kernels before it (on this GPU,
+  // which may run code built for an older architecture without the wait: TESSERA_TARGET_ARCH).
+  kernel->config.programmatic_serialization = cuda::programmatic_serialization(
+      cuda::exact_arch(ctx.props()), k.waits_for_prior_grids, cuda::driver().version);
   kernel->op_sites = k.op_sites;
   for (const GpuParam& p : k.params)
     kernel->params.push_back({p.kind != ir::ParamKind::Scalar, p.dtype});

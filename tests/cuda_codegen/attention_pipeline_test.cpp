@@ -10,6 +10,7 @@
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
+#include "grid_dependency_check.hpp"
 #include "tessera/backend/cuda/attention_pipeline.hpp"
 #include "tessera/backend/cuda/layout.hpp"
 #include "tessera/backend/cuda/lowered.hpp"
@@ -129,6 +130,17 @@ TEST(AttentionPipeline, FlashForwardIsLoweredWithTmaAndWgmmaOnSm90a) {
 // The software pipeline over the lowered form (software_pipeline.hpp) on the attention loop: K and
 // V become copies into the ring one stage ahead of their readers, Q one copy before the loop; the
 // emitted kernel's ring is the one its lowered form holds (TESSERA_DUMP=layouts).
+// Programmatic dependent launch: the attention kernel waits for the grids before it on the stream
+// after its barrier setup and before its first TMA copy or store (grid_dependency_check.hpp).
+TEST(AttentionPipeline, WaitsForTheGridsBeforeItBeforeItsFirstGlobalAccess) {
+  const ir::Function f = flash<half>(128, 128, 128, /*causal=*/true);
+  const Built b = build(f, aligned_spec(f, kSm90a));
+  ASSERT_NE(b.kernel.source.find("An attention loop"), std::string::npos);
+  EXPECT_TRUE(b.kernel.waits_for_prior_grids);
+  EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
+      << before_wait(b.compiled.ptx, b.kernel.entry);
+}
+
 TEST(AttentionPipeline, TheSoftwarePipelineMakesKAndVRingCopiesAndQOneCopy) {
   using namespace backend::cuda;
   for (const bool if_mask : {false, true}) {

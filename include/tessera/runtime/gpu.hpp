@@ -78,6 +78,11 @@ struct GpuKernelSource {
   // grid of at most that many blocks per multiprocessor (0: one per tile).
   std::vector<backend::cuda::TensorMapSpec> tensor_maps;
   int blocks_per_sm = 0;
+  // EmittedKernel::waits_for_prior_grids: the kernel executes griddepcontrol.wait before its
+  // first global access, so on sm_90+ it is launched with programmatic stream serialization
+  // (unless TESSERA_PDL=0, read when the kernel is loaded). Hand-written source (SIMT, tests)
+  // leaves it false and is launched plainly.
+  bool waits_for_prior_grids = false;
 };
 
 // A kernel compiled for one GPU and loaded on it.

@@ -558,6 +558,33 @@ void Emitter::op(const ir::Op& op) {
                       "' reached the CUDA emitter for kernel '", f_.name, "'");
 }
 
+// Programmatic dependent launch. The wait comes before anything reads or writes global memory:
+// from then on the grids before this one on the stream are complete and their writes visible, so
+// every hazard the stream used to order (read after write, write after read, write after write)
+// is ordered still; only parameter reads, index arithmetic and shared-memory setup overlap the
+// previous kernel.
+// launch_dependents follows the wait at once rather than after the block's last load, because:
+// - the next grid is scheduled only once every block of this one has issued it or exited (PTX
+//   ISA, griddepcontrol), so in a grid of many waves it fires when the last wave is resident: the
+//   next grid's blocks never take a slot one of this grid's blocks still waits for, they only
+//   fill slots this grid's last wave leaves empty, and park at their own wait;
+// - issued after the wait, not before, it lets at most the next grid in early: that grid's own
+//   launch_dependents is held behind its wait, i.e. behind this grid's end, so a chain never
+//   piles up parked grids ahead of a running one;
+// - the tile kernels' last loads are inside loops (and a persistent grid walks many tiles), so
+//   "after the last load" has no single place in the code; the blocks it would delay are the ones
+//   whose slots the next grid could use anyway.
+// Under TESSERA_PDL=0 neither is emitted: a kernel of the user's launched with the attribute behind
+// one of ours then cannot start early either. Measured on the H200: not yet (the A/B is
+// TESSERA_PDL=0 against the default, scripts/ab_pdl.sh).
+void Emitter::grid_dependency_prologue(EmittedKernel& k) {
+  // griddepcontrol is sm_90+ (sm_80 launches stay plain); TESSERA_PDL=0 leaves it out.
+  if (spec_.arch.major < 9 || !spec_.grid_dependency_control) return;
+  k.waits_for_prior_grids = true;
+  line("tsr_wait_prior_grids();  // the kernels before this one on the stream are done");
+  line("tsr_launch_dependents();  // the next kernel may start its prologue");
+}
+
 EmittedKernel Emitter::run() {
   if (plan_.pipeline)
     return plan_.pipeline->target == PipelineTarget::Ampere ? run_pipelined_sm80()
@@ -595,6 +622,7 @@ EmittedKernel Emitter::run() {
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
        params, ")");
   if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
+  grid_dependency_prologue(k);
   if (split == 1) {
     line("const int tid = threadIdx.x;");
     if (uses_lane_) line("const int lane = tid & 31;");

@@ -1231,6 +1231,7 @@ EmittedKernel AttentionLowering::run() {
   line("tsr_mbar_fence_init();");
   close();
   line("__syncthreads();");
+  e_.grid_dependency_prologue(k);
   line("int tsr_stage = 0;");
   line("unsigned tsr_phase = 0, tsr_qphase = 0;");
   open("if (threadIdx.x >= ", t, ")");

@@ -275,6 +275,11 @@ class Emitter {
   // The pipelined kernel's epilogue store of an accumulator: staged in shared memory and written
   // by TMA while the consumers go on to the next tile. False when the store does not qualify.
   bool tma_store(const ir::Op& op, const Operand& x);
+  // Every kernel's entry on sm_90+, called once by each kernel kind (run, run_pipelined,
+  // run_pipelined_sm80, the attention lowering) where its prologue's shared-memory setup ends and
+  // before its first global access: the wait for the grids before it on the stream, then the
+  // early start of the grid after it (codegen.cpp says why there). Nothing on sm_80.
+  void grid_dependency_prologue(EmittedKernel& k);
   void if_op(const ir::Op& op);
   void print(const ir::Op& op);
   // Assigns the yielded values to the variables of the parent's results (or carried values).

@@ -305,6 +305,7 @@ EmittedKernel Emitter::run_pipelined() {
   line("tsr_mbar_fence_init();");
   close();
   line("__syncthreads();");
+  grid_dependency_prologue(k);
   line("int tsr_stage = 0;");
   line("unsigned tsr_phase = 0;");
 

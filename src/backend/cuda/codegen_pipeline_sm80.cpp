@@ -236,6 +236,7 @@ EmittedKernel Emitter::run_pipelined_sm80() {
   open("extern \"C\" __global__ void __launch_bounds__(", t, ", 1) ", k.entry, "(", params, ")");
   line("extern __shared__ __align__(128) unsigned char tsr_smem[];");
   line("unsigned char* const tsr_ring = tsr_smem + ", ring_offset, ";");
+  grid_dependency_prologue(k);
   line("const int tid = threadIdx.x;");
   line("const int lane = tid & 31;");
   line("const int warp = tid >> 5;");

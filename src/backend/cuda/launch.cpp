@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
 
 #include "tessera/backend/cuda/abi.hpp"
 #include "tessera/backend/cuda/driver.hpp"
@@ -136,6 +138,24 @@ int64_t checked_block_count(const Shape& grid, int blocks_per_tile) {
 
 }  // namespace
 
+bool programmatic_launch_enabled() {
+  const char* e = std::getenv("TESSERA_PDL");
+  if (!e || !*e) return true;
+  const std::string_view v(e);
+  if (v != "0" && v != "1")
+    fail<UsageError>("TESSERA_PDL is '", v, "'; set it to 0 (launch every kernel after the one ",
+                     "before it has finished) or 1 (let a kernel start while the one before it ",
+                     "finishes, on sm_90 and newer: the default), or unset it");
+  return v == "1";
+}
+
+bool programmatic_serialization(const Arch& device_arch, bool kernel_waits, int driver_version) {
+  // Read even when the answer is no, so that a mistyped value is reported on every machine.
+  const bool enabled = programmatic_launch_enabled();
+  return enabled && kernel_waits && device_arch.major >= 9 &&
+         driver_version >= kProgrammaticLaunchDriverVersion;
+}
+
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile) {
   return std::min<int64_t>(checked_block_count(grid, blocks_per_tile), props.max_grid_x);
 }
@@ -250,12 +270,41 @@ void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
   if (config.blocks_per_sm > 0)
     blocks = std::min<int64_t>(blocks, int64_t{props.multiprocessors} * config.blocks_per_sm);
   if (blocks > 0) {
-    const CUresult r = driver().cuLaunchKernel(
-        k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
-        static_cast<unsigned>(config.dynamic_shared_bytes), queue, pointers, nullptr);
+    CUresult r;
+    if (config.programmatic_serialization) {
+      // Programmatic dependent launch: the driver may start this grid once every block of the
+      // kernel before it on the stream has executed griddepcontrol.launch_dependents (or exited),
+      // instead of once that kernel has completed. What keeps the stream's order is the kernel's
+      // own griddepcontrol.wait before its first global access (codegen.cpp,
+      // grid_dependency_prologue): it returns once the grids before it have completed and their
+      // memory is visible. The attribute concerns only a kernel right before this one: cuda.h,
+      // CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, "allow the grid's execution to
+      // overlap with the previous kernel in the stream, if that kernel requests the overlap".
+      // An event wait, a copy, a memset or a host function before it requests nothing, so this
+      // launch waits for it as any launch does; in a captured graph such a predecessor gets a
+      // full edge (CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC "may only be used between kernel
+      // nodes", cuda.h). A kernel without the wait (SIMT, a user's) is never launched so.
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig launch{};
+      launch.gridDimX = static_cast<unsigned>(blocks);
+      launch.gridDimY = launch.gridDimZ = 1;
+      launch.blockDimX = static_cast<unsigned>(threads);
+      launch.blockDimY = launch.blockDimZ = 1;
+      launch.sharedMemBytes = static_cast<unsigned>(config.dynamic_shared_bytes);
+      launch.hStream = queue;
+      launch.attrs = &attribute;
+      launch.numAttrs = 1;
+      r = driver().cuLaunchKernelEx(&launch, k.function, pointers, nullptr);
+    } else {
+      r = driver().cuLaunchKernel(
+          k.function, static_cast<unsigned>(blocks), 1, 1, static_cast<unsigned>(threads), 1, 1,
+          static_cast<unsigned>(config.dynamic_shared_bytes), queue, pointers, nullptr);
+    }
     // The context is built only on failure: this is the hot path of every launch.
     if (r != CUDA_SUCCESS)
-      check(r, "cuLaunchKernel",
+      check(r, config.programmatic_serialization ? "cuLaunchKernelEx" : "cuLaunchKernel",
             detail::cat("launching kernel '", k.name, "' (", blocks, " blocks of ", threads,
                         " threads) on GPU cuda:", ctx.ordinal()));
   }

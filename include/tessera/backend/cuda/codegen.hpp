@@ -27,6 +27,10 @@ struct TensorSpec {
 struct KernelSpec {
   Arch arch;
   std::vector<TensorSpec> tensors;  // one per kernel parameter (ignored for Scalar parameters)
+  // On sm_90+: each kernel waits for the grids before it on the stream before its first global
+  // access and lets the next grid start early (programmatic dependent launch). Off under
+  // TESSERA_PDL=0 (programmatic_launch_enabled()): then the code has neither instruction.
+  bool grid_dependency_control = true;
 };
 
 struct EmittedKernel {
@@ -43,6 +47,10 @@ struct EmittedKernel {
   // The kernel loops over the tiles itself, so the launch needs no more than this many blocks per
   // multiprocessor (a persistent grid); 0: one block per tile (LayoutPlan::blocks_per_sm).
   int blocks_per_sm = 0;
+  // The kernel waits for the grids before it on its stream (griddepcontrol.wait, sm_90+) before
+  // its first global access, so it may be launched with programmatic stream serialization: the
+  // launch then overlaps the previous kernel's tail (LaunchConfig::programmatic_serialization).
+  bool waits_for_prior_grids = false;
   // The lowered form the code was emitted from (lowered.hpp: layouts as types, conversions as
   // ops), as text: TESSERA_DUMP=layouts. Empty for the attention lowering, which has its own.
   std::string layouts;

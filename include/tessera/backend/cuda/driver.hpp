@@ -57,6 +57,7 @@ namespace tessera::backend::cuda {
   X(cuFuncGetAttribute)            \
   X(cuFuncSetAttribute)            \
   X(cuLaunchKernel)                \
+  X(cuLaunchKernelEx)              \
   X(cuTensorMapEncodeTiled)        \
   X(cuEventCreate)                 \
   X(cuEventRecord)                 \

@@ -8,6 +8,7 @@
 
 #include "tessera/backend/cuda/event.hpp"
 #include "tessera/backend/cuda/module.hpp"
+#include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/backend/cuda/tensor_map.hpp"
 #include "tessera/backend/launch_args.hpp"
 
@@ -27,7 +28,26 @@ struct LaunchConfig {
   int blocks_per_sm = 0;
   // Encoded from the arguments at each launch and passed after them (TMA operands).
   std::vector<TensorMapSpec> tensor_maps;
+  // Launched with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (programmatic dependent
+  // launch): the kernel may start while the kernel before it on the stream finishes. Only for a
+  // kernel that waits for it before touching global memory (EmittedKernel::waits_for_prior_grids):
+  // programmatic_serialization() decides.
+  bool programmatic_serialization = false;
 };
+
+// False under TESSERA_PDL=0, true when it is 1 or unset; throws UsageError (saying what to set)
+// for any other value. Read on each call: the code generator asks once per kernel it emits, the
+// loader once per kernel it loads.
+bool programmatic_launch_enabled();
+// Whether launches of a kernel may carry programmatic stream serialization on a device of
+// `device_arch` under a driver of `driver_version` (cuDriverGetVersion): the kernel waits for the
+// grids before it (`kernel_waits`), the device has griddepcontrol (sm_90+), the driver captures
+// such launches into graphs with their programmatic edges (CUDA 12.3+), and TESSERA_PDL is not 0.
+// Reads TESSERA_PDL on each call (callers ask once per loaded kernel); throws UsageError when it
+// is set to anything but 0 or 1.
+bool programmatic_serialization(const Arch& device_arch, bool kernel_waits, int driver_version);
+// The driver that keeps programmatic edges through stream capture (CUDA 12.3).
+inline constexpr int kProgrammaticLaunchDriverVersion = 12030;
 
 // Throws LaunchError (naming the kernel, the limit and the value asked for) when the launch does
 // not fit the kernel's function or the device; launch() checks the same, first.

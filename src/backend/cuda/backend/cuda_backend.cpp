@@ -5,6 +5,7 @@
 #include "compile_log.hpp"  // src/runtime (private to it and to this target)
 #include "compile_pipeline.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/launch.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/gpu.hpp"
 #include "tessera/runtime/launch.hpp"
@@ -25,7 +26,8 @@ class CudaBackend final : public Backend {
     // Lowering: the IR as CUDA C++ for this GPU's architecture and these tensors (layouts,
     // shared-memory plan, pipelined loops: codegen.cpp). TESSERA_DUMP=cuda.
     const KernelSpec spec{runtime::gpu_arch(k.device),
-                          std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end())};
+                          std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end()),
+                          programmatic_launch_enabled()};
     const EmittedKernel e = runtime::timed(name, "lower", [&] { return emit(fn, spec); });
     if (!e.layouts.empty()) runtime::dump_file("layouts", fn.name, e.source, ".layouts", e.layouts);
     // NVRTC, through the JIT cache (TESSERA_DUMP=ptx,cubin), and the load on the device:
@@ -33,7 +35,7 @@ class CudaBackend final : public Backend {
     return {runtime::gpu_prepare(
         k.device, {fn.name, e.entry, e.source, e.threads, e.blocks_per_tile, e.shared_bytes,
                    runtime::gpu_params(fn.params), runtime::op_sites(fn), e.reports_errors,
-                   e.tensor_maps, e.blocks_per_sm})};
+                   e.tensor_maps, e.blocks_per_sm, e.waits_for_prior_grids})};
   }
 
   void check_launch(const Loaded& loaded, const LaunchArgs& args) const override {

@@ -1,5 +1,24 @@
 // Device runtime, part 2: global-memory access and the device-side error flag.
 
+// ---- ordering between grids (programmatic dependent launch, sm_90+) --------------------------
+// On sm_90+ the launcher may let this grid start while the kernel before it on the stream still
+// runs (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, src/backend/cuda/launch.cpp).
+// tsr_wait_prior_grids() returns once every prerequisite grid has completed and its memory
+// operations are visible here (PTX ISA, griddepcontrol): every kernel calls it before its first
+// global access, so a reader still sees the whole of the writer before it, and a writer never
+// overwrites what an earlier kernel still reads. Without the attribute there is nothing to wait
+// for and it returns at once. tsr_launch_dependents() lets the next grid on the stream be
+// scheduled once every block of this one has called it or exited. Only sm_90+ code calls these
+// (the code generator emits no call for sm_80), so they exist only where the instruction does.
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+__device__ __forceinline__ void tsr_wait_prior_grids() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+__device__ __forceinline__ void tsr_launch_dependents() {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+#endif
+
 // ---- errors ------------------------------------------------------------------------------------
 // Set once per module load by the first failing check of any launch, and read back by the host
 // after the launch completes (cuModuleGetGlobal "tessera_error" / "tessera_error_info"):
