@@ -141,12 +141,16 @@ void Emitter::reduce_across(
                                         "the partials of a reduction across threads");
     line(acc, "* part = ", smem(acc, at_part), ";");
     barrier();
-    line("if ((tid / ", groups, ") % ", within, " == 0)");
-    ++depth_;
+    if (within > 1) {  // the lanes that hold their warp's partials
+      open("if ((tid / ", groups, ") % ", within, " == 0)");
+    } else {
+      line("{");
+      ++depth_;
+    }
     unroll();
     line("for (int i = 0; i < ", outer * v, "; ++i) part[(tid / ", groups * within, ") * ", results,
          " + i / ", v, " * ", inner, " + tid % ", groups, " * ", v, " + i % ", v, "] = p[i];");
-    --depth_;
+    close();
     barrier();
     finish("part", left);
     close();
