@@ -57,7 +57,8 @@ void Emitter::reduce_across(
                            const std::string& from, const std::string& to) {
     line(acc, " ", p, " = ", sum ? "(" + acc + ")0" : "(" + acc + ")" + first, ";");
     no_unroll();  // run-time bounds, or a long line: unrolling buys little
-    line("for (int j = ", from, sum ? "" : " + 1", "; j < ", to, "; ++j) ", p, " = ",
+    const std::string start = !sum ? (from == "0" ? "1" : from + " + 1") : from;
+    line("for (int j = ", start, "; j < ", to, "; ++j) ", p, " = ",
          combine(p, "(" + acc + ")" + at("j")), ";");
   };
   // Each result's owner (in the result's distributed layout) combines its `count` partials,
