@@ -129,7 +129,7 @@ void Emitter::reduce_across(
     close();
     const int64_t within = shuffle("p", outer * v, groups, rows_apart);
     const int64_t left = rows_apart / within;  // partials of each result after the shuffles
-    if (left == 1 && outer == 1) {
+    if (left == 1 && outer == 1 && layout(r).kind == LayoutKind::Distributed) {
       // Thread c (< G) holds column group c, which is its own vector of the result.
       unroll();
       open("for (int e = 0; e < ", v, "; ++e)");
