@@ -80,15 +80,22 @@ TEST(ReduceAcrossCodegen, NarrowColumnGroupsCombineByShufflesWithinAWarp) {
 }
 
 TEST(ReduceAcrossCodegen, LinesThatDoNotFitTheRegistersSplitTheStagedTile) {
-  // Rows of 6 (not a power of two of vectors) and a [6, 12] column sum: staged in shared memory,
-  // then several threads a result, each over a segment, and a tree.
-  for (const auto& [shape, axis] : {std::pair<Shape, int>{{4, 6}, 1}, {{6, 12}, 0}}) {
+  // Rows of 24 (not a power of two of vectors) and a [20, 12] column sum (12 columns do not
+  // divide the threads' vectors): staged in shared memory, then several threads a result, each
+  // over a segment, and a tree.
+  for (const auto& [shape, axis] : {std::pair<Shape, int>{{4, 24}, 1}, {{20, 12}, 0}}) {
+    const int64_t extent = shape[static_cast<size_t>(axis)];
     const Emitted e = emitted(shape, axis, Kind::Sum);
     EXPECT_TRUE(has(e.source, "partials a result: thread p * ")) << e.source;
-    EXPECT_TRUE(has(e.source, "to = (seg + 1) * 6 / ")) << e.source;
+    EXPECT_TRUE(has(e.source, "to = (seg + 1) * " + std::to_string(extent) + " / ")) << e.source;
+    EXPECT_FALSE(has(e.source, "j < " + std::to_string(extent))) << e.source;
     const Emitted any = emitted(shape, axis, Kind::Any);
     EXPECT_TRUE(has(any.source, "partials a result")) << any.source;
   }
+  // Lines shorter than 16: the owner of each result walks it (a split would cost what it saves).
+  const Emitted short_rows = emitted({4, 6}, 1, Kind::Sum);
+  EXPECT_FALSE(has(short_rows.source, "partials a result")) << short_rows.source;
+  EXPECT_TRUE(has(short_rows.source, "j < 6")) << short_rows.source;
 }
 
 TEST(ReduceAcrossCodegen, ManyResultsPerThreadKeepOneLineEach) {

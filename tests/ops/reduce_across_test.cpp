@@ -1,11 +1,12 @@
 // Reductions along a non-last axis at the tile shapes kernels use (a [32, 128] or [256, 128]
 // column sum: P·V over key positions, the combine of split chunks), along the middle axis of a
-// rank-3 tile, and along lines that are not a power of two of vectors ([6, 12] along 0, [4, 6]
-// along 1): the shapes whose GPU lowering splits the axis among the threads (registers or a staged
-// tile, then a tree). Inputs have ragged edges, loaded with the reduction's neutral pad; max sees
-// a NaN in about one element of 50 (the line's result is then NaN). Integer sums and products
-// wrap and max/min/any select, so the GPU's order cannot change them: the GPU run of these tests
-// (gpu.ops_tests) compares them exactly, floats within the dtype's tolerance.
+// rank-3 tile, and along lines that are not a power of two of vectors ([20, 12] along 0, [4, 24]
+// along 1): the shapes whose GPU lowering splits the axis among the threads (registers or a
+// staged tile, then a tree); and a short line ([6, 12] along 0) that one thread still walks.
+// Inputs have ragged edges, loaded with the reduction's neutral pad; max sees a NaN in about one
+// element of 50 (the line's result is then NaN). Integer sums and products wrap and max/min/any
+// select, so the GPU's order cannot change them: the GPU run of these tests (gpu.ops_tests)
+// compares them exactly, floats within f32 summation error.
 #include <algorithm>
 #include <cmath>
 
@@ -164,8 +165,9 @@ void add_shapes(std::vector<Case>& rows) {
   rows.push_back({base + "_32x128_axis0", run<Op, T, 0, 32, 128>});
   rows.push_back({base + "_256x128_axis0", run<Op, T, 0, 256, 128>});
   rows.push_back({base + "_4x8x16_axis1", run<Op, T, 1, 4, 8, 16>});
+  rows.push_back({base + "_20x12_axis0", run<Op, T, 0, 20, 12>});
+  rows.push_back({base + "_4x24_axis1", run<Op, T, 1, 4, 24>});
   rows.push_back({base + "_6x12_axis0", run<Op, T, 0, 6, 12>});
-  rows.push_back({base + "_4x6_axis1", run<Op, T, 1, 4, 6>});
 }
 
 template <class Op>

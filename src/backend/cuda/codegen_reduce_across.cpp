@@ -14,8 +14,8 @@
 //   column group combine in a tree (shuffles at distances G, 2G, ... within a warp, then shared
 //   memory across warps), and the owner of each result element finishes it.
 // - Through shared memory otherwise: the tile is staged, thread p*R + q reduces segment p (of P,
-//   contiguous) of result q (of R), then the same tree. With 2R > T or E == 1 each result's owner
-//   walks its whole line, as before (every thread already has work).
+//   contiguous) of result q (of R), then the same tree. With 2R > T (every thread already has
+//   work) or E < 16 each result's owner walks its whole line, as before.
 // Order: f16/bf16/f32 (and f64) sums and products are deterministic but not the CPU backend's
 // (which sums in double and rounds once): within f32 summation error of it, like the shuffle
 // path. Integer sums and products wrap, and max/min/any/all select, so their results are the
@@ -160,7 +160,9 @@ void Emitter::reduce_across(
 
   const int64_t elem =
       is_float(st) && dtype_size(st) < 4 ? 4 : static_cast<int64_t>(dtype_size(st));
-  const int64_t split = 2 * results > t ? 1 : std::min(pow2_floor(t / results), pow2_floor(extent));
+  // Below 16 elements a line the split's shuffles and extra barrier cost about what they save.
+  const int64_t split =
+      2 * results > t || extent < 16 ? 1 : std::min(pow2_floor(t / results), pow2_floor(extent));
   const int64_t within =
       split > 1 && 32 % results == 0 ? std::min<int64_t>(split, 32 / results) : 1;
   const int64_t left = split / within;
