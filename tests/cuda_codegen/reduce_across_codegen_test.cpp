@@ -98,6 +98,15 @@ TEST(ReduceAcrossCodegen, LinesThatDoNotFitTheRegistersSplitTheStagedTile) {
   EXPECT_TRUE(has(short_rows.source, "j < 6")) << short_rows.source;
 }
 
+TEST(ReduceAcrossCodegen, ColumnsAsWideAsTheThreadsVectorsAreReducedInRegistersAlone) {
+  // [8, 1024] along axis 0: 256 threads of 4 columns hold whole columns, so each reduces its own
+  // registers; nothing is staged and nothing is exchanged.
+  const Emitted e = emitted({8, 1024}, 0, Kind::Sum);
+  EXPECT_TRUE(has(e.source, "thread c reduces every row of column group c")) << e.source;
+  EXPECT_FALSE(has(e.source, "j < 8")) << e.source;
+  EXPECT_EQ(e.smem, 0) << e.source;
+}
+
 TEST(ReduceAcrossCodegen, ManyResultsPerThreadKeepOneLineEach) {
   // [4, 1024] along axis 0: 1024 results for 128 threads, so every thread already has eight
   // results of its own; each walks its 4-element line, with no partials.

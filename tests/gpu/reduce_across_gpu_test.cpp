@@ -140,6 +140,7 @@ void all_shapes(const std::string& name) {
   check<K, T, 0, 32>({32, 128}, {70, 300}, name + " [32, 128] axis 0");
   check<K, T, 0, 256>({256, 128}, {600, 200}, name + " [256, 128] axis 0");
   check<K, T, 1, 8>({4, 8, 16}, {9, 20, 33}, name + " [4, 8, 16] axis 1");
+  check<K, T, 0, 8>({8, 1024}, {21, 2100}, name + " [8, 1024] axis 0");
   check<K, T, 0, 20>({20, 12}, {45, 29}, name + " [20, 12] axis 0");
   check<K, T, 1, 24>({4, 24}, {11, 53}, name + " [4, 24] axis 1");
   check<K, T, 0, 6>({6, 12}, {13, 29}, name + " [6, 12] axis 0");

@@ -165,6 +165,7 @@ void add_shapes(std::vector<Case>& rows) {
   rows.push_back({base + "_32x128_axis0", run<Op, T, 0, 32, 128>});
   rows.push_back({base + "_256x128_axis0", run<Op, T, 0, 256, 128>});
   rows.push_back({base + "_4x8x16_axis1", run<Op, T, 1, 4, 8, 16>});
+  rows.push_back({base + "_8x1024_axis0", run<Op, T, 0, 8, 1024>});
   rows.push_back({base + "_20x12_axis0", run<Op, T, 0, 20, 12>});
   rows.push_back({base + "_4x24_axis1", run<Op, T, 1, 4, 24>});
   rows.push_back({base + "_6x12_axis0", run<Op, T, 0, 6, 12>});

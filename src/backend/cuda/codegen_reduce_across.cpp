@@ -107,11 +107,13 @@ void Emitter::reduce_across(
 
   const int64_t groups = v > 0 && inner % v == 0 ? inner / v : 0;                     // G
   const int64_t rows_apart = groups > 0 && (t * v) % inner == 0 ? t * v / inner : 0;  // J
-  if (x.layout.kind == LayoutKind::Distributed && rows_apart > 0 && extent % rows_apart == 0 &&
-      rows_apart > 1) {
+  if (x.layout.kind == LayoutKind::Distributed && rows_apart > 0 && extent % rows_apart == 0) {
     const int64_t per_outer = extent / rows_apart;  // this thread's vectors per outer index
-    line("// ", rows_apart, " partials a result: thread r * ", groups, " + c reduces rows r, r + ",
-         rows_apart, ", ... of column group c; then a tree");
+    if (rows_apart == 1)  // T*V == inner: each thread holds whole lines, nothing to combine
+      line("// thread c reduces every row of column group c, in its registers");
+    else
+      line("// ", rows_apart, " partials a result: thread r * ", groups,
+           " + c reduces rows r, r + ", rows_apart, ", ... of column group c; then a tree");
     line(acc, " p[", outer * v, "];");
     unroll();
     open("for (int o = 0; o < ", outer, "; ++o)");
