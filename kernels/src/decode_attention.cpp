@@ -64,11 +64,12 @@ void store_ml(const Out<float, 4>& m_out, const Out<float, 4>& l_out, const Tile
 //
 // Every reduction is along a tile's last axis (the code generator's fast path: registers, then
 // shuffles, then one exchange between warps): the scores as a [1, Rows] row, and the values
-// transposed, [D, Rows], so that p * V sums along the positions as rows. (A sum along axis 0 goes
-// through shared memory, each result element summed by one thread in a serial chain: 256 dependent
-// steps for a [32, 128] tile, most of the ~30 us a layer the kernel took.) The transpose of a
-// [Rows, D] tile goes through shared memory, so pages of 256 positions (a [256, 128] f32 tile,
-// 128 KB) keep the column form (ColumnSums).
+// transposed, [D, Rows], so that p * V sums along the positions as rows. (A sum along axis 0 went
+// through shared memory, each result element summed by one thread in a serial chain, most of the
+// ~30 us a layer the kernel took in s11; it is now split among the threads, partials in
+// registers and a tree (docs/dsl.md, Reductions), not yet measured against this form.) The
+// transpose of a [Rows, D] tile goes through shared memory, so pages of 256 positions (a [256, 128]
+// f32 tile, 128 KB) keep the column form (ColumnSums).
 template <int Rows, int Chunk, bool ColumnSums, class KeyTiles>
 void chunk_softmax(const Out<float, 4>& acc_out, const Out<float, 4>& m_out,
                    const Out<float, 4>& l_out, const Tile<float>& qt, const Index& len,

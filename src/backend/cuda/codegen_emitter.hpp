@@ -218,7 +218,13 @@ class Emitter {
   void permuted_load(const ir::Op& op);  // a permute of a deferred (Shared) load
   void slice(const ir::Op& op);
   void concat(const ir::Op& op);
-  void reduce(const ir::Op& op);      // codegen_reduce.cpp
+  void reduce(const ir::Op& op);  // codegen_reduce.cpp
+  // A reduction along a non-last axis (or a last axis the shuffle path does not take), x its
+  // operand, combine(a, b) one step of it; closes the scope reduce() opened
+  // (codegen_reduce_across.cpp).
+  void reduce_across(
+      const ir::Op& op, const Operand& x,
+      const std::function<std::string(const std::string&, const std::string&)>& combine);
   void arg_reduce(const ir::Op& op);  // codegen_scan.cpp
   void scan(const ir::Op& op);
   void sort(const ir::Op& op);  // codegen_sort.cpp

@@ -8,8 +8,9 @@
 // each thread reduces its registers, the group reduces with __shfl_xor_sync, and groups wider than
 // a warp combine their warps' results through shared memory in a fixed order, so every thread of
 // the group ends with the same value.
-// Fallback: the tile goes to shared memory and each result element is reduced by the thread that
-// holds it, in the CPU backend's order. Simply correct, for any axis.
+// Any other axis, or rows that are not a power of two of vectors: reduce_across
+// (codegen_reduce_across.cpp), the axis split among the threads and the partials combined in a
+// tree.
 #include "codegen_emitter.hpp"
 
 namespace tessera::backend::cuda::detail {
@@ -130,47 +131,8 @@ void Emitter::reduce(const ir::Op& op) {
     return;
   }
 
-  const DType st = type(op.operands[0]).dtype;
-  const int64_t n = numel(shape), extent = shape[static_cast<size_t>(op.attrs.axis)];
-  const int64_t elem =
-      is_float(st) && dtype_size(st) < 4 ? 4 : static_cast<int64_t>(dtype_size(st));
-  const int64_t smem_at = smem_buffer(
-      n * elem, op, "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
-  const std::string srt = reg_type(st);
-  line(srt, "* s = ", smem(srt, smem_at), ";");
-  barrier();
-  stage(x.var, x.layout, shape, "s");
-  barrier();
-  const Shape& rshape = type(r).shape;
-  const Shape strides = row_major_strides(shape);
-  const Shape rstrides = row_major_strides(rshape);
-  for_registers(layout(r), rshape, [&](const Reg& g) {
-    std::string base;
-    for (size_t d = 0; d < rshape.size(); ++d) {
-      if (static_cast<int>(d) == op.attrs.axis || rshape[d] == 1) continue;
-      std::string i = "(" + g.flat + ")";
-      if (rstrides[d] != 1) i += " / " + str(rstrides[d]);
-      if (d != 0) i = "(" + i + ") % " + str(rshape[d]);
-      base += (base.empty() ? "" : " + ") + i + " * " + str(strides[d]);
-    }
-    if (base.empty()) base = "0";
-    const std::string at_j =
-        "(" + acc + ")s[b + j * " + str(strides[static_cast<size_t>(op.attrs.axis)]) + "]";
-    if (!g.valid.empty()) open("if (", g.valid, ")");
-    line("const int b = ", base, ";");
-    line(acc, " p = ", sum ? "(" + acc + ")0" : "(" + acc + ")s[b]", ";");
-    no_unroll();
-    line("for (int j = ", sum ? 0 : 1, "; j < ", extent, "; ++j) p = ", combine(op.kind, "p", at_j),
-         ";");
-    line(name(r), "[", g.reg, "] = ", round_to(dt, "p"), ";");
-    if (!g.valid.empty()) {
-      close("} else {");
-      ++depth_;
-      line(name(r), "[", g.reg, "] = (", rt, ")0;");
-      close();
-    }
-  });
-  close();
+  reduce_across(op, x,
+                [&](const std::string& a, const std::string& b) { return combine(op.kind, a, b); });
 }
 
 }  // namespace tessera::backend::cuda::detail
