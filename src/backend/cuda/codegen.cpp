@@ -18,50 +18,6 @@ namespace detail {
 
 using ir::OpKind;
 
-namespace {
-
-// Ops that compute each element from the same elements of their operands (Emitter::map): they
-// can run on any subset of a tile's registers, one vector at a time.
-bool per_element(ir::OpClass c) {
-  switch (c) {
-    case ir::OpClass::Unary:
-    case ir::OpClass::UnaryFloat:
-    case ir::OpClass::UnaryBool:
-    case ir::OpClass::Classify:
-    case ir::OpClass::Cast:
-    case ir::OpClass::Binary:
-    case ir::OpClass::BinaryBool:
-    case ir::OpClass::BinaryFloat:
-    case ir::OpClass::BinaryInt:
-    case ir::OpClass::Compare:
-    case ir::OpClass::Select:
-    case ir::OpClass::Ternary:
-      return true;
-    case ir::OpClass::Interface:
-    case ir::OpClass::Creation:
-    case ir::OpClass::Broadcast:
-    case ir::OpClass::Reshape:
-    case ir::OpClass::Permute:
-    case ir::OpClass::Slice:
-    case ir::OpClass::Reduce:
-    case ir::OpClass::ArgReduce:
-    case ir::OpClass::Scan:
-    case ir::OpClass::Mma:
-    case ir::OpClass::Load:
-    case ir::OpClass::Gather:
-    case ir::OpClass::Store:
-    case ir::OpClass::For:
-    case ir::OpClass::If:
-    case ir::OpClass::Yield:
-    case ir::OpClass::Print:
-    case ir::OpClass::Local:
-      return false;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -271,7 +227,7 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (plan_.convert.count({&op, i}) || !fits(op.operands[i])) return false;
     const ir::OpClass cls = ir::op_info(op.kind).cls;
-    if (per_element(cls) || cls == ir::OpClass::Creation || cls == ir::OpClass::Reshape)
+    if (ir::is_elementwise(cls) || cls == ir::OpClass::Creation || cls == ir::OpClass::Reshape)
       return op.kind != OpKind::Iota &&
              (layout(op.results[0]).kind == LayoutKind::Uniform ||
               (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
@@ -329,7 +285,7 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
     else if (cls == ir::OpClass::Load)
       ok = f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty();
     else
-      ok = ok && per_element(cls);
+      ok = ok && ir::is_elementwise(cls);
     candidate[r] = ok;
   }
   // A reduction that streams: f32 accumulation of sum, max or min into a slice whose row a group

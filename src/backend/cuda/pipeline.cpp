@@ -9,42 +9,12 @@ using ir::OpKind;
 using ir::ValueId;
 
 bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
-  switch (ir::op_info(op.kind).cls) {
-    case OpClass::Interface:
-    case OpClass::Unary:
-    case OpClass::UnaryFloat:
-    case OpClass::UnaryBool:
-    case OpClass::Classify:
-    case OpClass::Cast:
-    case OpClass::Binary:
-    case OpClass::BinaryBool:
-    case OpClass::BinaryFloat:
-    case OpClass::BinaryInt:
-    case OpClass::Compare:
-    case OpClass::Select:
-    case OpClass::Ternary:
-      break;
-    case OpClass::Creation:
-      if (op.kind != OpKind::Constant) return false;
-      break;
-    case OpClass::Broadcast:
-    case OpClass::Reshape:
-    case OpClass::Permute:
-    case OpClass::Slice:
-    case OpClass::Reduce:
-    case OpClass::ArgReduce:
-    case OpClass::Scan:
-    case OpClass::Mma:
-    case OpClass::Load:
-    case OpClass::Gather:
-    case OpClass::Store:
-    case OpClass::For:
-    case OpClass::If:
-    case OpClass::Yield:
-    case OpClass::Print:
-    case OpClass::Local:
-      return false;
-  }
+  // Elementwise ops, kernel interface queries and constants touch no memory and no other thread;
+  // every other class loads, stores, exchanges elements, creates a distributed tile or holds a
+  // region.
+  const OpClass cls = ir::op_info(op.kind).cls;
+  if (!ir::is_elementwise(cls) && cls != OpClass::Interface && op.kind != OpKind::Constant)
+    return false;
   for (ValueId r : op.results)
     if (!f.type(r).is_scalar()) return false;
   return true;
