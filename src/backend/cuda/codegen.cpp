@@ -541,6 +541,24 @@ void Emitter::grid_dependency_prologue(EmittedKernel& k) {
   line("tsr_launch_dependents();  // the next kernel may start its prologue");
 }
 
+void Emitter::kernel_banner() {
+  line("// ---- kernel '", comment_text(f_.name), "' (",
+       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
+       " ----");
+}
+
+std::string Emitter::abi_params() const {
+  std::string params = "TesseraGrid grid";
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const ir::Param& p = f_.params[i];
+    params += ", ";
+    params +=
+        p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
+    params += " " + param_vars_[i];
+  }
+  return params;
+}
+
 EmittedKernel Emitter::run() {
   if (plan_.pipeline)
     return plan_.pipeline->target == PipelineTarget::Ampere ? run_pipelined_sm80()
@@ -560,20 +578,11 @@ EmittedKernel Emitter::run() {
   k.blocks_per_sm = plan_.blocks_per_sm;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
 
-  line("// ---- kernel '", comment_text(f_.name), "' (",
-       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
-       " ----");
+  kernel_banner();
   line("// ", threads(), " threads per tile; distributed tiles: thread t holds elements (k*",
        threads(), " + t)*", vec(), " + [0, ", vec(), ").");
   for (const std::string& l : smem_alloc_.plan()) line("// ", l);
-  std::string params = "TesseraGrid grid";
-  for (size_t i = 0; i < f_.params.size(); ++i) {
-    const ir::Param& p = f_.params[i];
-    params += ", ";
-    params +=
-        p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
-    params += " " + param_vars_[i];
-  }
+  const std::string params = abi_params();
   const std::string min_blocks = plan_.min_blocks > 0 ? ", " + str(plan_.min_blocks) : "";
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
        params, ")");

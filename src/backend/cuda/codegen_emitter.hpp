@@ -286,6 +286,14 @@ class Emitter {
   // before its first global access: the wait for the grids before it on the stream, then the
   // early start of the grid after it (codegen.cpp says why there). Nothing on sm_80.
   void grid_dependency_prologue(EmittedKernel& k);
+  // Pieces every kernel kind writes alike (codegen.cpp): the first comment line (the kernel's
+  // name, source line and arch), and the parameters of the ABI (abi.hpp) before any a kind adds.
+  void kernel_banner();
+  std::string abi_params() const;
+  // The pipelined kernels' walk over the output tiles (codegen_pipeline.cpp): `group_rows` tile
+  // rows at a time, down each column, so that neighbouring blocks share operand strips in L2.
+  // Opened and left open for the caller's body. Each target keeps its own group size.
+  void open_grouped_tile_loop(int group_rows);
   void if_op(const ir::Op& op);
   void print(const ir::Op& op);
   // Assigns the yielded values to the variables of the parent's results (or carried values).
