@@ -43,6 +43,11 @@ std::string cast(DType from, DType to, const std::string& x, bool round = true);
 std::string str(int64_t v);
 // Row-major index expressions of element `flat` of `shape` (codegen_convert.cpp).
 std::vector<std::string> indices(const std::string& flat, const Shape& shape);
+// A reduction or scan along `axis` of a staged row-major tile of `strides`: the offset of the
+// first element of the line that element `flat` of the result shape `rshape` (1 along `axis`)
+// reads (codegen_convert.cpp).
+std::string line_start(const std::string& flat, const Shape& rshape, const Shape& strides,
+                       size_t axis);
 
 // ---- naming and limits (codegen.cpp) -----------------------------------------------------------
 std::string identifier(const std::string& s);    // a C identifier made of s
