@@ -20,6 +20,22 @@ bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
   return true;
 }
 
+bool producer_slice(const ir::Function& f, const std::vector<const ir::Op*>& def, ValueId induction,
+                    std::vector<ValueId> roots, std::set<const ir::Op*>& slice) {
+  while (!roots.empty()) {
+    const ValueId v = roots.back();
+    roots.pop_back();
+    const ir::Op* d = def[v];
+    if (!d) {
+      if (v != induction) return false;  // only the induction variable has no op
+      continue;
+    }
+    if (!scalar_and_pure(f, *d)) return false;
+    if (slice.insert(d).second) roots.insert(roots.end(), d->operands.begin(), d->operands.end());
+  }
+  return true;
+}
+
 namespace {
 
 class Matcher {
@@ -106,18 +122,8 @@ class Matcher {
     std::vector<ValueId> work = {loop.operands[0], loop.operands[1]};
     for (const ir::Op* load : {a, b})
       work.insert(work.end(), load->operands.begin(), load->operands.end());
-    while (!work.empty()) {
-      const ValueId v = work.back();
-      work.pop_back();
-      const ir::Op* d = def_[v];
-      if (!d) {
-        if (v != body.args[0]) return std::nullopt;  // only the induction variable has no op
-        continue;
-      }
-      if (!scalar_and_pure(f_, *d)) return std::nullopt;
-      if (p.producer_ops.insert(d).second)
-        work.insert(work.end(), d->operands.begin(), d->operands.end());
-    }
+    if (!producer_slice(f_, def_, body.args[0], std::move(work), p.producer_ops))
+      return std::nullopt;
     return p;
   }
 
