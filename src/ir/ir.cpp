@@ -23,6 +23,44 @@ const OpInfo& op_info(OpKind k) {
   return table[static_cast<size_t>(k)];
 }
 
+bool is_elementwise(OpClass c) {
+  switch (c) {
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::UnaryBool:
+    case OpClass::Classify:
+    case OpClass::Cast:
+    case OpClass::Binary:
+    case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
+    case OpClass::Compare:
+    case OpClass::Select:
+    case OpClass::Ternary:
+      return true;
+    case OpClass::Interface:
+    case OpClass::Creation:
+    case OpClass::Broadcast:
+    case OpClass::Reshape:
+    case OpClass::Permute:
+    case OpClass::Slice:
+    case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Mma:
+    case OpClass::Load:
+    case OpClass::Gather:
+    case OpClass::Store:
+    case OpClass::For:
+    case OpClass::If:
+    case OpClass::Yield:
+    case OpClass::Print:
+    case OpClass::Local:
+      return false;
+  }
+  return false;
+}
+
 std::string to_string(const Type& t) {
   std::string s(dtype_name(t.dtype));
   if (!t.is_scalar()) s += tessera::to_string(t.shape);

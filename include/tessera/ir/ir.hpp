@@ -64,6 +64,11 @@ struct OpInfo {
 };
 const OpInfo& op_info(OpKind k);
 inline std::string_view mnemonic(OpKind k) { return op_info(k).mnemonic; }
+// Classes whose ops compute each result element from the same elements of their operands, with
+// no memory access, no exchange between elements and no region (unary, binary, compare, cast,
+// select, ternary ops): they can run on any subset of a tile's elements, in any order. The one
+// answer every pass and backend asks, so a new elementwise class is added here once.
+bool is_elementwise(OpClass c);
 
 struct Type {
   DType dtype = DType::F32;

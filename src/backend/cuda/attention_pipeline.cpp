@@ -1,5 +1,6 @@
 #include "tessera/backend/cuda/attention_pipeline.hpp"
 
+#include <utility>
 #include <vector>
 
 #include "tessera/backend/cuda/pipeline.hpp"
@@ -167,18 +168,8 @@ class Matcher {
     std::vector<ValueId> work = {loop.operands[0], loop.operands[1]};
     for (const AttentionLoad* l : {&p.q, &p.k, &p.v})
       work.insert(work.end(), l->load->operands.begin(), l->load->operands.end());
-    while (!work.empty()) {
-      const ValueId x = work.back();
-      work.pop_back();
-      const ir::Op* d = def(x);
-      if (!d) {
-        if (x != body.args[0]) return std::nullopt;  // only the induction variable has no op
-        continue;
-      }
-      if (!scalar_and_pure(f_, *d)) return std::nullopt;
-      if (p.producer_ops.insert(d).second)
-        work.insert(work.end(), d->operands.begin(), d->operands.end());
-    }
+    if (!producer_slice(f_, def_, body.args[0], std::move(work), p.producer_ops))
+      return std::nullopt;
     return p;
   }
 

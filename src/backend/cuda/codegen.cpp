@@ -18,50 +18,6 @@ namespace detail {
 
 using ir::OpKind;
 
-namespace {
-
-// Ops that compute each element from the same elements of their operands (Emitter::map): they
-// can run on any subset of a tile's registers, one vector at a time.
-bool per_element(ir::OpClass c) {
-  switch (c) {
-    case ir::OpClass::Unary:
-    case ir::OpClass::UnaryFloat:
-    case ir::OpClass::UnaryBool:
-    case ir::OpClass::Classify:
-    case ir::OpClass::Cast:
-    case ir::OpClass::Binary:
-    case ir::OpClass::BinaryBool:
-    case ir::OpClass::BinaryFloat:
-    case ir::OpClass::BinaryInt:
-    case ir::OpClass::Compare:
-    case ir::OpClass::Select:
-    case ir::OpClass::Ternary:
-      return true;
-    case ir::OpClass::Interface:
-    case ir::OpClass::Creation:
-    case ir::OpClass::Broadcast:
-    case ir::OpClass::Reshape:
-    case ir::OpClass::Permute:
-    case ir::OpClass::Slice:
-    case ir::OpClass::Reduce:
-    case ir::OpClass::ArgReduce:
-    case ir::OpClass::Scan:
-    case ir::OpClass::Mma:
-    case ir::OpClass::Load:
-    case ir::OpClass::Gather:
-    case ir::OpClass::Store:
-    case ir::OpClass::For:
-    case ir::OpClass::If:
-    case ir::OpClass::Yield:
-    case ir::OpClass::Print:
-    case ir::OpClass::Local:
-      return false;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string identifier(const std::string& s) {
   std::string out;
   for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
@@ -271,7 +227,7 @@ size_t Emitter::epilogue_start(const ir::Block& b) const {
     for (size_t i = 0; i < op.operands.size(); ++i)
       if (plan_.convert.count({&op, i}) || !fits(op.operands[i])) return false;
     const ir::OpClass cls = ir::op_info(op.kind).cls;
-    if (per_element(cls) || cls == ir::OpClass::Creation || cls == ir::OpClass::Reshape)
+    if (ir::is_elementwise(cls) || cls == ir::OpClass::Creation || cls == ir::OpClass::Reshape)
       return op.kind != OpKind::Iota &&
              (layout(op.results[0]).kind == LayoutKind::Uniform ||
               (fits(op.results[0]) && layout(op.results[0]).kind == LayoutKind::Distributed));
@@ -329,7 +285,7 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
     else if (cls == ir::OpClass::Load)
       ok = f_.params.at(op.attrs.param).kind == ir::ParamKind::In && !op.attrs.shape.empty();
     else
-      ok = ok && per_element(cls);
+      ok = ok && ir::is_elementwise(cls);
     candidate[r] = ok;
   }
   // A reduction that streams: f32 accumulation of sum, max or min into a slice whose row a group
@@ -585,6 +541,24 @@ void Emitter::grid_dependency_prologue(EmittedKernel& k) {
   line("tsr_launch_dependents();  // the next kernel may start its prologue");
 }
 
+void Emitter::kernel_banner() {
+  line("// ---- kernel '", comment_text(f_.name), "' (",
+       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
+       " ----");
+}
+
+std::string Emitter::abi_params() const {
+  std::string params = "TesseraGrid grid";
+  for (size_t i = 0; i < f_.params.size(); ++i) {
+    const ir::Param& p = f_.params[i];
+    params += ", ";
+    params +=
+        p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
+    params += " " + param_vars_[i];
+  }
+  return params;
+}
+
 EmittedKernel Emitter::run() {
   if (plan_.pipeline)
     return plan_.pipeline->target == PipelineTarget::Ampere ? run_pipelined_sm80()
@@ -604,20 +578,11 @@ EmittedKernel Emitter::run() {
   k.blocks_per_sm = plan_.blocks_per_sm;
   k.shared_bytes = static_cast<size_t>(smem_bytes_);
 
-  line("// ---- kernel '", comment_text(f_.name), "' (",
-       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
-       " ----");
+  kernel_banner();
   line("// ", threads(), " threads per tile; distributed tiles: thread t holds elements (k*",
        threads(), " + t)*", vec(), " + [0, ", vec(), ").");
   for (const std::string& l : smem_alloc_.plan()) line("// ", l);
-  std::string params = "TesseraGrid grid";
-  for (size_t i = 0; i < f_.params.size(); ++i) {
-    const ir::Param& p = f_.params[i];
-    params += ", ";
-    params +=
-        p.kind == ir::ParamKind::Scalar ? param_ctype(p.dtype) : std::string("TesseraTensorRef");
-    params += " " + param_vars_[i];
-  }
+  const std::string params = abi_params();
   const std::string min_blocks = plan_.min_blocks > 0 ? ", " + str(plan_.min_blocks) : "";
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
        params, ")");

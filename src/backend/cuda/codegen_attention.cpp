@@ -1193,22 +1193,13 @@ EmittedKernel AttentionLowering::run() {
   for (const AttentionLoad* l : {&a_.q, &a_.k, &a_.v})
     k.tensor_maps.push_back({l->param, 64, l->rows, 128, l->row_axis});
 
-  line("// ---- kernel '", comment_text(f().name), "' (",
-       comment_text(short_path(f().loc.file) + ":" + str(f().loc.line)), ") for ",
-       e_.spec_.arch.str(), " ----");
+  e_.kernel_banner();
   line("// An attention loop: ", a_.consumers(), " consumer warpgroup(s) (wgmma m64n", a_.bn,
        "k16 for S, m64n", a_.dim, "k16 for O, ", dtype_name(a_.operand),
        ") and one producer warp (TMA); Q ", a_.bm, "x", a_.dim, ", ", ring().stages,
        " stages of K and V ", a_.bn, "x", a_.dim, ".");
   e_.out_ << helpers;
-  std::string params = "TesseraGrid grid";
-  for (size_t i = 0; i < f().params.size(); ++i) {
-    const ir::Param& prm = f().params[i];
-    params += ", ";
-    params += prm.kind == ir::ParamKind::Scalar ? param_ctype(prm.dtype)
-                                                : std::string("TesseraTensorRef");
-    params += " " + e_.param_vars_[i];
-  }
+  std::string params = e_.abi_params();
   for (int m = 0; m < 3; ++m)
     params += ", const __grid_constant__ TesseraTensorMap tsr_map" + str(m);
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, ", 1) ", k.entry, "(", params,

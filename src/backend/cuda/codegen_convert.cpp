@@ -48,6 +48,17 @@ std::vector<std::string> indices(const std::string& flat, const Shape& shape) {
   return idx;
 }
 
+std::string line_start(const std::string& flat, const Shape& rshape, const Shape& strides,
+                       size_t axis) {
+  const std::vector<std::string> idx = indices(flat, rshape);
+  std::string start;
+  for (size_t d = 0; d < rshape.size(); ++d) {
+    if (d == axis || rshape[d] == 1) continue;
+    start += (start.empty() ? "" : " + ") + idx[d] + " * " + str(strides[d]);
+  }
+  return start.empty() ? "0" : start;
+}
+
 void Emitter::for_registers(const Layout& l, const Shape& shape,
                             const std::function<void(const Reg&)>& body) {
   const int64_t t = threads(), v = vec();

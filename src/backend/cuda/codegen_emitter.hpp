@@ -43,6 +43,11 @@ std::string cast(DType from, DType to, const std::string& x, bool round = true);
 std::string str(int64_t v);
 // Row-major index expressions of element `flat` of `shape` (codegen_convert.cpp).
 std::vector<std::string> indices(const std::string& flat, const Shape& shape);
+// A reduction or scan along `axis` of a staged row-major tile of `strides`: the offset of the
+// first element of the line that element `flat` of the result shape `rshape` (1 along `axis`)
+// reads (codegen_convert.cpp).
+std::string line_start(const std::string& flat, const Shape& rshape, const Shape& strides,
+                       size_t axis);
 
 // ---- naming and limits (codegen.cpp) -----------------------------------------------------------
 std::string identifier(const std::string& s);    // a C identifier made of s
@@ -286,6 +291,14 @@ class Emitter {
   // before its first global access: the wait for the grids before it on the stream, then the
   // early start of the grid after it (codegen.cpp says why there). Nothing on sm_80.
   void grid_dependency_prologue(EmittedKernel& k);
+  // Pieces every kernel kind writes alike (codegen.cpp): the first comment line (the kernel's
+  // name, source line and arch), and the parameters of the ABI (abi.hpp) before any a kind adds.
+  void kernel_banner();
+  std::string abi_params() const;
+  // The pipelined kernels' walk over the output tiles (codegen_pipeline.cpp): `group_rows` tile
+  // rows at a time, down each column, so that neighbouring blocks share operand strips in L2.
+  // Opened and left open for the caller's body. Each target keeps its own group size.
+  void open_grouped_tile_loop(int group_rows);
   void if_op(const ir::Op& op);
   void print(const ir::Op& op);
   // Assigns the yielded values to the variables of the parent's results (or carried values).

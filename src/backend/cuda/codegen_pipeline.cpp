@@ -222,6 +222,17 @@ void Emitter::consumer_loop(const ir::Op& op) {
   alias(op.results[0], name(acc));
 }
 
+void Emitter::open_grouped_tile_loop(int group_rows) {
+  open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  line("const long long group = blk / (", group_rows, " * grid.tiles[1]);");
+  line("const long long first = group * ", group_rows, ";");
+  line("const long long rows = grid.tiles[0] - first < ", group_rows,
+       " ? grid.tiles[0] - first : ", group_rows, ";");
+  line("const long long in_group = blk - first * grid.tiles[1];");
+  line("const int ", tile_coords_[0], " = (int)(first + in_group % rows);");
+  line("const int ", tile_coords_[1], " = (int)(in_group / rows);");
+}
+
 EmittedKernel Emitter::run_pipelined() {
   const MmaPipeline& p = *plan_.pipeline;
   const int t = threads();
@@ -268,21 +279,12 @@ EmittedKernel Emitter::run_pipelined() {
   k.tensor_maps = {{p.a_param, p.a_atom(), p.bm, p.a_swizzle_bytes()}, {p.b_param, 64, p.bk, 128}};
   if (staged_param_ >= 0) k.tensor_maps.push_back({staged_param_, 64, 64, 128});
 
-  line("// ---- kernel '", comment_text(f_.name), "' (",
-       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
-       " ----");
+  kernel_banner();
   line("// A pipelined mma loop: ", p.consumers(), " consumer warpgroup(s) (wgmma m64n", p.bn,
        "k16, ", dtype_name(p.operand), ") and one producer warp (TMA), ", ring().stages,
        " stages of ", p.bm, "x", p.bk, " and ", p.bk, "x", p.bn, " tiles.");
   out_ << helpers;
-  std::string params = "TesseraGrid grid";
-  for (size_t i = 0; i < f_.params.size(); ++i) {
-    const ir::Param& prm = f_.params[i];
-    params += ", ";
-    params += prm.kind == ir::ParamKind::Scalar ? param_ctype(prm.dtype)
-                                                : std::string("TesseraTensorRef");
-    params += " " + param_vars_[i];
-  }
+  std::string params = abi_params();
   params +=
       ", const __grid_constant__ TesseraTensorMap tsr_map0, const __grid_constant__ "
       "TesseraTensorMap tsr_map1";
@@ -309,24 +311,13 @@ EmittedKernel Emitter::run_pipelined() {
   line("int tsr_stage = 0;");
   line("unsigned tsr_phase = 0;");
 
-  // This block's tile in grouped order: kGroupRows tile rows at a time, down each column.
-  const auto tile_loop = [&] {
-    open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
-    line("const long long group = blk / (", kGroupRows, " * grid.tiles[1]);");
-    line("const long long first = group * ", kGroupRows, ";");
-    line("const long long rows = grid.tiles[0] - first < ", kGroupRows,
-         " ? grid.tiles[0] - first : ", kGroupRows, ";");
-    line("const long long in_group = blk - first * grid.tiles[1];");
-    line("const int ", tile_coords_[0], " = (int)(first + in_group % rows);");
-    line("const int ", tile_coords_[1], " = (int)(in_group / rows);");
-  };
   open("if (threadIdx.x >= ", t, ")");
   line("// The producer warpgroup: one thread issues every copy.");
   if (p.consumers() > 1) line("tsr_regs_dec<", kProducerRegs, ">();");
   open("if (threadIdx.x == ", t, ")");
   line("tsr_tma_prefetch_map(&tsr_map0);");
   line("tsr_tma_prefetch_map(&tsr_map1);");
-  tile_loop();
+  open_grouped_tile_loop(kGroupRows);
   out_ << producer;
   close();
   close();
@@ -336,7 +327,7 @@ EmittedKernel Emitter::run_pipelined() {
   line("const int tid = threadIdx.x;");
   line("const int lane = tid & 31;");
   line("const int warp = tid >> 5;");
-  tile_loop();
+  open_grouped_tile_loop(kGroupRows);
   out_ << consumer;
   close();
   if (staged_param_ >= 0)

@@ -218,21 +218,12 @@ EmittedKernel Emitter::run_pipelined_sm80() {
   k.reports_errors = reports_errors_;
   const MmaTiling m = plan_.tiling({p.bm, p.bn});
 
-  line("// ---- kernel '", comment_text(f_.name), "' (",
-       comment_text(short_path(f_.loc.file) + ":" + str(f_.loc.line)), ") for ", spec_.arch.str(),
-       " ----");
+  kernel_banner();
   line("// A pipelined mma loop: ", m.warps_m * m.warps_n, " warps (", m.warps_m, "x", m.warps_n,
        "), each a ", m.frags_m * 16, "x", m.frags_n * 8, " tile of mma.sync m16n8k16 (",
        dtype_name(p.operand), "); ", ring().stages, " cp.async stages of ", p.bm, "x", p.bk,
        " and ", p.bk, "x", p.bn, " tiles.");
-  std::string params = "TesseraGrid grid";
-  for (size_t i = 0; i < f_.params.size(); ++i) {
-    const ir::Param& prm = f_.params[i];
-    params += ", ";
-    params += prm.kind == ir::ParamKind::Scalar ? param_ctype(prm.dtype)
-                                                : std::string("TesseraTensorRef");
-    params += " " + param_vars_[i];
-  }
+  const std::string params = abi_params();
   open("extern \"C\" __global__ void __launch_bounds__(", t, ", 1) ", k.entry, "(", params, ")");
   line("extern __shared__ __align__(128) unsigned char tsr_smem[];");
   line("unsigned char* const tsr_ring = tsr_smem + ", ring_offset, ";");
@@ -240,15 +231,7 @@ EmittedKernel Emitter::run_pipelined_sm80() {
   line("const int tid = threadIdx.x;");
   line("const int lane = tid & 31;");
   line("const int warp = tid >> 5;");
-  // This block's tile in grouped order: kGroupRows tile rows at a time, down each column.
-  open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
-  line("const long long group = blk / (", kGroupRows, " * grid.tiles[1]);");
-  line("const long long first = group * ", kGroupRows, ";");
-  line("const long long rows = grid.tiles[0] - first < ", kGroupRows,
-       " ? grid.tiles[0] - first : ", kGroupRows, ";");
-  line("const long long in_group = blk - first * grid.tiles[1];");
-  line("const int ", tile_coords_[0], " = (int)(first + in_group % rows);");
-  line("const int ", tile_coords_[1], " = (int)(in_group / rows);");
+  open_grouped_tile_loop(kGroupRows);
   out_ << body;
   close();
   close();

@@ -206,19 +206,9 @@ void Emitter::reduce_across(
     return;
   }
   // Every thread has results of its own: each walks its results' lines, in order.
-  const Shape rstrides = row_major_strides(rshape);
   for_registers(layout(r), rshape, [&](const Reg& g) {
-    std::string base;
-    for (size_t d = 0; d < rshape.size(); ++d) {
-      if (d == axis || rshape[d] == 1) continue;
-      std::string i = "(" + g.flat + ")";
-      if (rstrides[d] != 1) i += " / " + str(rstrides[d]);
-      if (d != 0) i = "(" + i + ") % " + str(rshape[d]);
-      base += (base.empty() ? "" : " + ") + i + " * " + str(strides[d]);
-    }
-    if (base.empty()) base = "0";
     if (!g.valid.empty()) open("if (", g.valid, ")");
-    line("const int b = ", base, ";");
+    line("const int b = ", line_start(g.flat, rshape, strides, axis), ";");
     segment(
         "p", "s[b]", [&](const std::string& j) { return "s[b + " + j + " * " + str(stride) + "]"; },
         "0", str(extent));

@@ -33,22 +33,13 @@ void Emitter::arg_reduce(const ir::Op& op) {
   stage(x.var, x.layout, shape, "s");
   barrier();
   const Shape& rshape = type(r).shape;
-  const Shape strides = row_major_strides(shape), rstrides = row_major_strides(rshape);
+  const Shape strides = row_major_strides(shape);
   // A candidate v at j replaces the best so far only when it is strictly better, so ties keep
   // the first index; a NaN is better than any number, and the first NaN is never replaced.
   const char* better = op.kind == ir::OpKind::ArgMax ? "v > best" : "v < best";
   for_registers(layout(r), rshape, [&](const Reg& g) {
-    std::string base;
-    for (size_t d = 0; d < rshape.size(); ++d) {
-      if (d == axis || rshape[d] == 1) continue;
-      std::string i = "(" + g.flat + ")";
-      if (rstrides[d] != 1) i += " / " + str(rstrides[d]);
-      if (d != 0) i = "(" + i + ") % " + str(rshape[d]);
-      base += (base.empty() ? "" : " + ") + i + " * " + str(strides[d]);
-    }
-    if (base.empty()) base = "0";
     if (!g.valid.empty()) open("if (", g.valid, ")");
-    line("const int b = ", base, ";");
+    line("const int b = ", line_start(g.flat, rshape, strides, axis), ";");
     line(srt, " best = s[b];");
     line("int at = 0;");
     no_unroll();

@@ -3,15 +3,41 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 
 #include "codegen_emitter.hpp"
 
 namespace tessera::backend::cuda::detail {
 namespace {
 
-// Floats held in float registers and rounded to their type: f16, bf16 and the fp8 types.
+// Floats held in float registers and rounded to their type (f16, bf16 and the fp8 types), by the
+// name the device runtime (device/tessera_scalar.cuh) gives them in its conversions and roundings
+// (tsr_f16_to_f32, tsr_f32_to_e4m3, tsr_round_bf16, ...); empty for every other type.
+std::string_view narrow_float_name(DType t) {
+  switch (t) {
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::F8E4M3:
+      return "e4m3";
+    case DType::F8E5M2:
+      return "e5m2";
+    case DType::Bool:
+    case DType::I8:
+    case DType::I16:
+    case DType::I32:
+    case DType::I64:
+    case DType::U8:
+    case DType::F32:
+    case DType::F64:
+      return "";
+  }
+  return "";
+}
+
 bool is_narrow_float(DType t) {
-  return t == DType::F16 || t == DType::BF16 || is_fp8(t);
+  return !narrow_float_name(t).empty();
 }
 
 // What the CPU backend's round_to does to an integer: truncate, saturate to int64, then wrap.
@@ -218,59 +244,20 @@ std::string cast_literal(DType t, double v) {
 }
 
 std::string from_storage(DType t, const std::string& s) {
-  switch (t) {
-    case DType::Bool:
-      return "(" + s + " != 0)";
-    case DType::F16:
-      return "tsr_f16_to_f32(" + s + ")";
-    case DType::BF16:
-      return "tsr_bf16_to_f32(" + s + ")";
-    case DType::F8E4M3:
-      return "tsr_e4m3_to_f32(" + s + ")";
-    case DType::F8E5M2:
-      return "tsr_e5m2_to_f32(" + s + ")";
-    case DType::I8:
-    case DType::I16:
-    case DType::I32:
-    case DType::I64:
-    case DType::U8:
-    case DType::F32:
-    case DType::F64:
-      return s;
-  }
-  return s;
+  if (t == DType::Bool) return "(" + s + " != 0)";
+  const std::string_view n = narrow_float_name(t);
+  return n.empty() ? s : "tsr_" + std::string(n) + "_to_f32(" + s + ")";
 }
 
 std::string to_storage(DType t, const std::string& r) {
-  switch (t) {
-    case DType::Bool:
-      return "(unsigned char)(" + r + " ? 1 : 0)";
-    case DType::F16:
-      return "tsr_f32_to_f16(" + r + ")";
-    case DType::BF16:
-      return "tsr_f32_to_bf16(" + r + ")";
-    case DType::F8E4M3:
-      return "tsr_f32_to_e4m3(" + r + ")";
-    case DType::F8E5M2:
-      return "tsr_f32_to_e5m2(" + r + ")";
-    case DType::I8:
-    case DType::I16:
-    case DType::I32:
-    case DType::I64:
-    case DType::U8:
-    case DType::F32:
-    case DType::F64:
-      return r;
-  }
-  return r;
+  if (t == DType::Bool) return "(unsigned char)(" + r + " ? 1 : 0)";
+  const std::string_view n = narrow_float_name(t);
+  return n.empty() ? r : "tsr_f32_to_" + std::string(n) + "(" + r + ")";
 }
 
 std::string round_to(DType t, const std::string& expr) {
-  if (t == DType::F16) return "tsr_round_f16(" + expr + ")";
-  if (t == DType::BF16) return "tsr_round_bf16(" + expr + ")";
-  if (t == DType::F8E4M3) return "tsr_round_e4m3(" + expr + ")";
-  if (t == DType::F8E5M2) return "tsr_round_e5m2(" + expr + ")";
-  return expr;
+  const std::string_view n = narrow_float_name(t);
+  return n.empty() ? expr : "tsr_round_" + std::string(n) + "(" + expr + ")";
 }
 
 std::string cast(DType from, DType to, const std::string& x, bool round) {

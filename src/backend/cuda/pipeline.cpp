@@ -9,44 +9,30 @@ using ir::OpKind;
 using ir::ValueId;
 
 bool scalar_and_pure(const ir::Function& f, const ir::Op& op) {
-  switch (ir::op_info(op.kind).cls) {
-    case OpClass::Interface:
-    case OpClass::Unary:
-    case OpClass::UnaryFloat:
-    case OpClass::UnaryBool:
-    case OpClass::Classify:
-    case OpClass::Cast:
-    case OpClass::Binary:
-    case OpClass::BinaryBool:
-    case OpClass::BinaryFloat:
-    case OpClass::BinaryInt:
-    case OpClass::Compare:
-    case OpClass::Select:
-    case OpClass::Ternary:
-      break;
-    case OpClass::Creation:
-      if (op.kind != OpKind::Constant) return false;
-      break;
-    case OpClass::Broadcast:
-    case OpClass::Reshape:
-    case OpClass::Permute:
-    case OpClass::Slice:
-    case OpClass::Reduce:
-    case OpClass::ArgReduce:
-    case OpClass::Scan:
-    case OpClass::Mma:
-    case OpClass::Load:
-    case OpClass::Gather:
-    case OpClass::Store:
-    case OpClass::For:
-    case OpClass::If:
-    case OpClass::Yield:
-    case OpClass::Print:
-    case OpClass::Local:
-      return false;
-  }
+  // Elementwise ops, kernel interface queries and constants touch no memory and no other thread;
+  // every other class loads, stores, exchanges elements, creates a distributed tile or holds a
+  // region.
+  const OpClass cls = ir::op_info(op.kind).cls;
+  if (!ir::is_elementwise(cls) && cls != OpClass::Interface && op.kind != OpKind::Constant)
+    return false;
   for (ValueId r : op.results)
     if (!f.type(r).is_scalar()) return false;
+  return true;
+}
+
+bool producer_slice(const ir::Function& f, const std::vector<const ir::Op*>& def, ValueId induction,
+                    std::vector<ValueId> roots, std::set<const ir::Op*>& slice) {
+  while (!roots.empty()) {
+    const ValueId v = roots.back();
+    roots.pop_back();
+    const ir::Op* d = def[v];
+    if (!d) {
+      if (v != induction) return false;  // only the induction variable has no op
+      continue;
+    }
+    if (!scalar_and_pure(f, *d)) return false;
+    if (slice.insert(d).second) roots.insert(roots.end(), d->operands.begin(), d->operands.end());
+  }
   return true;
 }
 
@@ -136,18 +122,8 @@ class Matcher {
     std::vector<ValueId> work = {loop.operands[0], loop.operands[1]};
     for (const ir::Op* load : {a, b})
       work.insert(work.end(), load->operands.begin(), load->operands.end());
-    while (!work.empty()) {
-      const ValueId v = work.back();
-      work.pop_back();
-      const ir::Op* d = def_[v];
-      if (!d) {
-        if (v != body.args[0]) return std::nullopt;  // only the induction variable has no op
-        continue;
-      }
-      if (!scalar_and_pure(f_, *d)) return std::nullopt;
-      if (p.producer_ops.insert(d).second)
-        work.insert(work.end(), d->operands.begin(), d->operands.end());
-    }
+    if (!producer_slice(f_, def_, body.args[0], std::move(work), p.producer_ops))
+      return std::nullopt;
     return p;
   }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "tessera/backend/cuda/codegen.hpp"
 #include "tessera/ir/ir.hpp"
@@ -68,6 +69,14 @@ struct MmaPipeline {
 // An op that computes scalars and nothing else: the producer may evaluate it again, the
 // consumers may skip it when only the producer needs it, or compute it early.
 bool scalar_and_pure(const ir::Function& f, const ir::Op& op);
+
+// The producer's slice of a pipelined loop: the ops that `roots` (the loop's bounds and its
+// loads' coordinates) depend on, back to the values no op defines (`def`: each value's op or
+// null), added to `slice`. False when one of them is not scalar_and_pure, or when a root reaches
+// a value with no op other than `induction` (the loop's induction variable).
+bool producer_slice(const ir::Function& f, const std::vector<const ir::Op*>& def,
+                    ir::ValueId induction, std::vector<ir::ValueId> roots,
+                    std::set<const ir::Op*>& slice);
 
 // The loop of f that the backend pipelines for `spec`, if any: on sm_90a (Hopper) and on
 // sm_80, sm_86 and sm_89 (Ampere).
