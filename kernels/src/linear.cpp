@@ -7,6 +7,9 @@
 // split over K (that would need an accumulating output), so the parallelism is N / Rows blocks. The
 // shape is chosen per (GPU architecture, dtypes, shape bucket) by the autotuner among a few
 // candidates; on the CPU backend the first candidate runs, untimed.
+// Each kernel starts with prefetch() of its weights (docs/async.md): on sm_90 its blocks start
+// them into L2 while the kernel before it on the stream finishes. Not x (that kernel writes it)
+// nor the small norm weight; an LM head's weight is over the prefetch cap and is left alone.
 #include <algorithm>
 #include <string>
 
@@ -36,6 +39,7 @@ Tile<float> rows_dot(const In<T, 2>& x, const In<T, 2>& w) {
 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows, Out<T, 2> y, In<T, 2> x, In<T, 2> w) {
+  prefetch(w);
   y.store(rows_dot<Rows, Chunk>(x, w).template cast<T>());
 };
 
@@ -67,6 +71,7 @@ Tile<float> normed_chunk(const In<T, 2>& x, const In<T, 1>& norm_w, const Index&
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
                Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w);
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
@@ -97,6 +102,7 @@ Tile<float> whole_normed_row(const In<T, 2>& x, const In<T, 1>& norm_w, const In
 template <Element T, int Rows, int Width>
 TESSERA_KERNEL(linear_rows_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w,
                Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w);
   const Index m = tile_index(0), j = tile_index(1);
   y.store(sum(load(w, {j, 0}, {Rows, Width}).template cast<float>() *
                   whole_normed_row<Width>(x, norm_w, m, eps, inv_k),
@@ -109,6 +115,8 @@ TESSERA_KERNEL(linear_rows_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w, In<T, 2> w_gate,
                In<T, 2> w_up, Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w_gate);
+  prefetch(w_up);
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
@@ -129,6 +137,8 @@ TESSERA_KERNEL(linear_rows_swiglu_rms, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
 template <Element T, int Rows, int Width>
 TESSERA_KERNEL(linear_rows_swiglu_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
                In<T, 2> w_gate, In<T, 2> w_up, Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w_gate);
+  prefetch(w_up);
   const Index m = tile_index(0), j = tile_index(1);
   const Tile<float> xn = whole_normed_row<Width>(x, norm_w, m, eps, inv_k);
   const Tile<float> g =
@@ -140,6 +150,7 @@ TESSERA_KERNEL(linear_rows_swiglu_rms_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> n
 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_residual, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
+  prefetch(w);
   y.store((rows_dot<Rows, Chunk>(x, w) + load_like(residual, y).template cast<float>())
               .template cast<T>());
 };
@@ -160,6 +171,7 @@ inline Tile<float> swiglu_of_pairs(const Tile<float>& sums, int rows) {
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu_rms_pairs, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
                In<T, 2> w_pairs, Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w_pairs);
   const Index m = tile_index(0), j = tile_index(1);
   const Index chunks = ((x.dim(1) + (Chunk - 1)) / Chunk).template cast<int32_t>();
   const Tile<float> inv = inv_rms<Chunk>(x, m, chunks, eps, inv_k);
@@ -177,6 +189,7 @@ TESSERA_KERNEL(linear_rows_swiglu_rms_pairs, Out<T, 2> y, In<T, 2> x, In<T, 1> n
 template <Element T, int Rows, int Width>
 TESSERA_KERNEL(linear_rows_swiglu_rms_pairs_whole, Out<T, 2> y, In<T, 2> x, In<T, 1> norm_w,
                In<T, 2> w_pairs, Scalar<float> eps, Scalar<float> inv_k) {
+  prefetch(w_pairs);
   const Index m = tile_index(0), j = tile_index(1);
   y.store(swiglu_of_pairs(sum(load(w_pairs, {j, 0}, {2 * Rows, Width}).template cast<float>() *
                                   whole_normed_row<Width>(x, norm_w, m, eps, inv_k),
@@ -203,6 +216,7 @@ TESSERA_KERNEL(interleave_rows_copy, Out<T, 2> y, In<T, 2> a, In<T, 2> b) {
 // memory a block. Padded past K: zeros add nothing to the products.
 template <Element T, int Rows, int Width>
 TESSERA_KERNEL(linear_rows_residual_whole, Out<T, 2> y, In<T, 2> x, In<T, 2> w, In<T, 2> residual) {
+  prefetch(w);
   const Index m = tile_index(0), j = tile_index(1);
   y.store((load_like(residual, y).template cast<float>() +
            sum(load(w, {j, 0}, {Rows, Width}).template cast<float>() *
@@ -214,6 +228,8 @@ TESSERA_KERNEL(linear_rows_residual_whole, Out<T, 2> y, In<T, 2> x, In<T, 2> w, 
 
 template <Element T, int Rows, int Chunk>
 TESSERA_KERNEL(linear_rows_swiglu, Out<T, 2> y, In<T, 2> x, In<T, 2> w_gate, In<T, 2> w_up) {
+  prefetch(w_gate);
+  prefetch(w_up);
   const Index m = tile_index(0), j = tile_index(1);
   Tile<float> gate = Tile<float>::zeros({Rows, 1});
   Tile<float> up = Tile<float>::zeros({Rows, 1});

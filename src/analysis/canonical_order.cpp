@@ -11,6 +11,7 @@ namespace {
 bool is_anchor(const ir::Op& op) {
   switch (ir::op_info(op.kind).cls) {
     case ir::OpClass::Store:
+    case ir::OpClass::Prefetch:
     case ir::OpClass::Print:
     case ir::OpClass::For:
     case ir::OpClass::If:

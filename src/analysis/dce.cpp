@@ -7,11 +7,12 @@ namespace {
 
 // An unpadded load is an effect even when its tile is unused: its bounds check is what reports a
 // tile reaching outside its tensor, and removing the load would remove that error with it. A
-// gather checks its row indices always.
+// gather checks its row indices always. A prefetch has no result to be used: it is kept as the
+// statement the kernel's author wrote.
 bool is_effect(const ir::Op& op) {
   return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::StorePart ||
          op.kind == ir::OpKind::Accumulate || op.kind == ir::OpKind::Print ||
-         op.kind == ir::OpKind::Gather || (op.kind == ir::OpKind::Load && !op.attrs.padded);
+         op.kind == ir::OpKind::Prefetch || op.kind == ir::OpKind::Gather || (op.kind == ir::OpKind::Load && !op.attrs.padded);
 }
 
 bool has_effect(const ir::Op& op) {

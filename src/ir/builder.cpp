@@ -24,6 +24,15 @@ ValueId Builder::add_to_block(Block& b, OpKind kind, std::vector<ValueId> operan
 
 ValueId Builder::add(OpKind kind, std::vector<ValueId> operands, Attrs attrs, SourceLoc loc) {
   TESSERA_INTERNAL_CHECK(op_info(kind).regions == 0);
+  // The CUDA backend issues a prefetch once, before the kernel's first statement; inside a loop
+  // or a branch it would claim a place in the order it does not have.
+  if (kind == OpKind::Prefetch && blocks_.size() > 1)
+    fail_at<KernelError>(loc, "prefetch of '",
+                         attrs.param >= 0 && static_cast<size_t>(attrs.param) < f_.params.size()
+                             ? f_.params[static_cast<size_t>(attrs.param)].name
+                             : std::string("?"),
+                         "' inside a for_range or if_ body; call it in the kernel's body, outside "
+                         "loops and branches (it warms the cache for the whole kernel)");
   return add_to_block(*blocks_.back(), kind, std::move(operands), std::move(attrs), loc);
 }
 

@@ -426,6 +426,15 @@ Inferred infer_rules(const Function& f, OpKind kind, std::span<const ValueId> op
                    to_string(want));
       return none();
     }
+    case OpClass::Prefetch: {
+      if (auto e = check_tensor_param(f, a, "prefetch"); !e.ok()) return e;
+      const Param& p = f.params[a.param];
+      if (p.kind != ParamKind::In)
+        return bad("prefetch of '", p.name, "', which is ", kind_phrase(p.kind),
+                   " parameter; only an In parameter, which no block writes, may be fetched "
+                   "before the kernels before this one have finished");
+      return none();
+    }
     case OpClass::For: {
       if (operands.size() < 3) return bad("for needs a lower bound, an upper bound and a step");
       for (size_t i = 0; i < 3; ++i)

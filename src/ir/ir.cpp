@@ -51,6 +51,7 @@ bool is_elementwise(OpClass c) {
     case OpClass::Load:
     case OpClass::Gather:
     case OpClass::Store:
+    case OpClass::Prefetch:
     case OpClass::For:
     case OpClass::If:
     case OpClass::Yield:

@@ -142,6 +142,9 @@ class Printer {
             << list(std::vector<ValueId>(op.operands.begin() + 1, op.operands.end())) << "], "
             << list({op.operands[0]});
         break;
+      case OpKind::Prefetch:
+        os_ << " $" << param(a.param);
+        break;
       case OpKind::Print:
         os_ << " \"" << a.text << "\"" << (op.operands.empty() ? "" : ", ") << list(op.operands);
         break;

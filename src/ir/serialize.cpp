@@ -12,7 +12,7 @@ namespace tessera::ir {
 namespace {
 
 constexpr uint32_t kMagic = 0x52495354;  // "TSIR"
-constexpr uint32_t kFormat = 3;          // 2: slice, sort and tf32 attributes; 3: accumulate
+constexpr uint32_t kFormat = 4;  // 2: slice, sort and tf32 attributes; 3: accumulate; 4: prefetch
 constexpr unsigned kOpKinds = 0
 #define TESSERA_OP(E, mnemonic, nops, nres, nreg, cls) +1
 #include "tessera/ir/ops.def"

@@ -50,6 +50,10 @@ class Verifier {
         ok = error(op, "must be the last op of a for or if region");
         break;
       }
+      if (op.kind == OpKind::Prefetch && parent) {
+        ok = error(op, "must be in the kernel's body, outside loops and branches");
+        break;
+      }
       ok = this->op(op);
       if (ok)
         for (ValueId r : op.results) scope.push_back(r);

@@ -84,6 +84,31 @@ TEST(Printer, AddGolden) {
 )");
 }
 
+// A prefetch keeps its place (it is a statement of the kernel's, like a store) and names its
+// parameter.
+TEST(Printer, PrefetchGolden) {
+  ir::Function f = trace_kernel<Out<float>, In<float>, In<float>>(
+      "add",
+      {out_param("z", DType::F32, {128}), in_param("x", DType::F32, 1),
+       in_param("y", DType::F32, 1)},
+      [](Out<float> z, In<float> x, In<float> y) {
+        prefetch(y);
+        z.store(load_like(x, z) + load_like(y, z));
+      });
+  EXPECT_EQ(
+      promoted(std::move(f)),
+      R"(kernel @add($z: out f32 tile [128], $x: in f32 rank 1, $y: in f32 rank 1) grid rank 1 {
+  prefetch $y
+  %0 = tile_index 0 : i32
+  %1 = load $x[%0] pad 0 : f32[128]
+  %2 = tile_index 0 : i32
+  %3 = load $y[%2] pad 0 : f32[128]
+  %4 = add %1, %3 : f32[128]
+  store $z, %4
+}
+)");
+}
+
 TEST(Printer, RowReductionWithBroadcastGolden) {
   ir::Function f = trace_kernel<Out<float>, In<float>>(
       "softmax", {out_param("z", DType::F32, {4, 16}), in_param("x", DType::F32, 2)},

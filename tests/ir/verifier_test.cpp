@@ -75,6 +75,44 @@ TEST(VerifierRejects, UseOfALoopBodyValueAfterTheLoop) {
       "'store' uses a value that is not defined before it in an enclosing block");
 }
 
+// prefetch: the kernel's body only (the CUDA backend issues it once, before the wait for the grids
+// before it), and an In parameter only.
+TEST(VerifierRejects, PrefetchInsideALoop) {
+  expect_rejected(
+      [](bool broken) {
+        HandIR h;
+        const ir::ValueId lb = h.constant(h.body(), i32()), ub = h.constant(h.body(), i32(), 4);
+        if (!broken) h.op(h.body(), OpKind::Prefetch, {}, {}, with_param(1), kBlamed);
+        ir::Op& loop = h.op(h.body(), OpKind::For, {lb, ub, lb});
+        loop.regions.resize(1);
+        loop.regions[0].args = {h.value(i32())};
+        if (broken) h.op(loop.regions[0], OpKind::Prefetch, {}, {}, with_param(1), kBlamed);
+        h.op(loop.regions[0], OpKind::Yield, {});
+        return h.f;
+      },
+      "'prefetch' must be in the kernel's body, outside loops and branches");
+}
+
+TEST(VerifierRejects, PrefetchOfAnOutOrOfNoParameter) {
+  for (const int bad : {0, 2, 3}) {
+    const std::string message =
+        bad == 0 ? "'prefetch' is ill-typed: prefetch of 'z', which is an Out parameter; only an "
+                   "In parameter, which no block writes, may be fetched before the kernels before "
+                   "this one have finished"
+        : bad == 2 ? "'prefetch' is ill-typed: prefetch of 'n', which is a Scalar parameter; only "
+                     "an In parameter, which no block writes, may be fetched before the kernels "
+                     "before this one have finished"
+                   : "'prefetch' is ill-typed: prefetch names parameter 3, but the kernel has 3";
+    expect_rejected(
+        [bad](bool broken) {
+          HandIR h;
+          h.op(h.body(), OpKind::Prefetch, {}, {}, with_param(broken ? bad : 1), kBlamed);
+          return h.f;
+        },
+        message);
+  }
+}
+
 TEST(VerifierRejects, ValueDefinedTwice) {
   expect_rejected(
       [](bool broken) {

@@ -310,6 +310,33 @@ TEST(SourceLine, TwoDifferentNumericsPolicies) {
       << m;
 }
 
+// prefetch: an In parameter only (an Out is written by this kernel's own blocks), and only in the
+// kernel's body, where the CUDA backend issues it: before the wait for the kernel before it.
+TEST(SourceLine, PrefetchOfAnOut) {
+  const std::string m = trace_error([](Out<float> z, In<float>) {  //
+    at(__LINE__, [&] { prefetch(z); });
+  });
+  expect_at(m, g_line,
+            "prefetch of 'z', which is an Out parameter; only an In parameter, which no block "
+            "writes, may be fetched before the kernels before this one have finished");
+}
+
+TEST(SourceLine, PrefetchInALoopOrABranch) {
+  const std::string loop = trace_error([](Out<float> z, In<float> x) {
+    for_range(0, 2, [&](Index) { at(__LINE__, [&] { prefetch(x); }); });
+    z.store(load_like(x, z));
+  });
+  const std::string rest =
+      "prefetch of 'x' inside a for_range or if_ body; call it in the kernel's body, outside loops "
+      "and branches (it warms the cache for the whole kernel)";
+  expect_at(loop, g_line, rest);
+  const std::string branch = trace_error([](Out<float> z, In<float> x) {
+    if_(tile_index(0) == 0, [&] { at(__LINE__, [&] { prefetch(x); }); });
+    z.store(load_like(x, z));
+  });
+  expect_at(branch, g_line, rest);
+}
+
 TEST(SourceLine, NumericsOutsideAKernel) {
   try {
     numerics(Numerics::fast);

@@ -48,6 +48,7 @@ enum class OpClass : uint8_t {
   Load,
   Gather,
   Store,
+  Prefetch,
   For,
   If,
   Yield,

@@ -263,6 +263,20 @@ Tile<T> load_at(const In<T, R>& x, std::initializer_list<IndexArg> start, Shape 
   return Tile<T>(detail::emit_load(x.index(), idx, shape, pad, l, /*at_element=*/true));
 }
 
+// "This kernel reads x (all of it, or most): warm the cache with it." On sm_90 the GPU backend
+// starts moving x into L2 while the kernel still waits for the kernel before it on the stream,
+// each block a slice; tensors over 32 MB are left alone (docs/async.md). Results never change (the
+// CPU backend ignores it). Call it in the kernel's body, outside loops and branches, on an In
+// parameter: on an Out or an Accum, or inside a for_range / if_ body, it is a KernelError at the
+// call's line. Not for inputs read only in part (a KV cache read up to a run-time length).
+template <Element T, int R>
+void prefetch(const detail::TensorParam<T, R>& x,
+              std::source_location l = std::source_location::current()) {
+  ir::Attrs a;
+  a.param = x.index();
+  detail::emit(ir::OpKind::Prefetch, {}, a, l);
+}
+
 namespace detail {
 ir::ValueId emit_gather(int param, ir::ValueId rows, std::span<const ir::ValueId> start,
                         const Shape& shape, Pad pad, SourceLoc loc);

@@ -539,6 +539,8 @@ class Interpreter {
         for (size_t i = 0; i < op.results.size(); ++i) s.values[op.results[i]] = std::move(res[i]);
         return;
       }
+      case OpKind::Prefetch:  // a cache hint: nothing to do where memory is the host's
+        return;
       case OpKind::Print: {
         std::string line;
         size_t next = 0;

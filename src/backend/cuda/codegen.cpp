@@ -505,6 +505,8 @@ void Emitter::op(const ir::Op& op) {
       return if_op(op);
     case OpKind::Print:
       return print(op);
+    case OpKind::Prefetch:  // issued in the prologue, before the wait: l2_prefetches()
+      return;
     case OpKind::Yield:  // lowered by its parent (for_loop, if_op), never reached here
     case OpKind::LocalLoad:
     case OpKind::LocalStore:
@@ -537,8 +539,39 @@ void Emitter::grid_dependency_prologue(EmittedKernel& k) {
   // griddepcontrol is sm_90+ (sm_80 launches stay plain); TESSERA_PDL=0 leaves it out.
   if (spec_.arch.major < 9 || !spec_.grid_dependency_control) return;
   k.waits_for_prior_grids = true;
+  l2_prefetches();
   line("tsr_wait_prior_grids();  // the kernels before this one on the stream are done");
   line("tsr_launch_dependents();  // the next kernel may start its prologue");
+}
+
+// The prefetch ops (ops.def): what a kernel does with its time parked at the wait. Its blocks are
+// resident while the last wave of the kernel before it runs, and the weights it is about to
+// stream do not depend on that kernel, so thread 0 of each block starts its slice of each
+// prefetched In into L2 (tsr_prefetch_l2_share, tessera_memory.cuh) and the whole grid covers the
+// tensor once. Only here, i.e. only on sm_90+ with programmatic launch: on sm_80 a kernel starts
+// after the one before it has finished, so there is no idle tail to fill, and the block's own
+// loads ask for the same lines at once (prefetch.global.L2, one line per instruction, would only
+// add instructions ahead of them). Nothing under TESSERA_AB_PREFETCH=0 either.
+// Tensors whose span exceeds kL2PrefetchCapBytes are skipped at run time: the H200's L2 is 50 MB,
+// and an LM head or an embedding table would only evict what the kernels around it need.
+constexpr int64_t kL2PrefetchCapBytes = int64_t{32} << 20;
+
+void Emitter::l2_prefetches() {
+  if (!spec_.l2_prefetch) return;
+  std::vector<int> params;  // each tensor once, in statement order
+  for (const ir::Op& op : f_.body.ops)
+    if (op.kind == OpKind::Prefetch &&
+        std::find(params.begin(), params.end(), op.attrs.param) == params.end())
+      params.push_back(op.attrs.param);
+  if (params.empty()) return;
+  open("if (threadIdx.x == 0)");
+  line("// Before the wait: warm L2 with this block's slice of each input the kernel reads.");
+  for (int p : params) {
+    const ir::Param& param = f_.params.at(static_cast<size_t>(p));
+    line("tsr_prefetch_l2_share(", param_var(p), ", ", dtype_size(param.dtype), ", ",
+         kL2PrefetchCapBytes, "LL);  // prefetch $", comment_text(param.name));
+  }
+  close();
 }
 
 void Emitter::kernel_banner() {

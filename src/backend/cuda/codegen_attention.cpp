@@ -178,6 +178,7 @@ void AttentionLowering::op(const ir::Op& op) {
   e_.current_op_ = &op;
   if (op.kind == OpKind::Yield) return;  // the loop assigns its carried values
   if (op.kind == OpKind::For) return consumer_loop(op);
+  if (op.kind == OpKind::Prefetch) return;  // issued in the prologue (grid_dependency_prologue)
   if (op.kind == OpKind::If) return if_op(op);
   // The loads and the reshapes/transposes between them and the mmas: shared memory only.
   if (!op.results.empty() && a_.in_shared.count(op.results[0])) {
@@ -256,6 +257,7 @@ void AttentionLowering::op(const ir::Op& op) {
     case OpClass::Load:
     case OpClass::Gather:
     case OpClass::Store:
+    case OpClass::Prefetch:
     case OpClass::For:
     case OpClass::If:
     case OpClass::Yield:

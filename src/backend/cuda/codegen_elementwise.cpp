@@ -180,6 +180,7 @@ std::string Emitter::element_expr(const ir::Op& op, const std::vector<std::strin
     case ir::OpClass::Load:
     case ir::OpClass::Gather:
     case ir::OpClass::Store:
+    case ir::OpClass::Prefetch:
     case ir::OpClass::For:
     case ir::OpClass::If:
     case ir::OpClass::Yield:

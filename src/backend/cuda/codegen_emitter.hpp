@@ -291,6 +291,8 @@ class Emitter {
   // before its first global access: the wait for the grids before it on the stream, then the
   // early start of the grid after it (codegen.cpp says why there). Nothing on sm_80.
   void grid_dependency_prologue(EmittedKernel& k);
+  // The prefetch ops' L2 warm-up, emitted by grid_dependency_prologue before the wait.
+  void l2_prefetches();
   // Pieces every kernel kind writes alike (codegen.cpp): the first comment line (the kernel's
   // name, source line and arch), and the parameters of the ABI (abi.hpp) before any a kind adds.
   void kernel_banner();

@@ -149,6 +149,17 @@ bool programmatic_launch_enabled() {
   return v == "1";
 }
 
+bool l2_prefetch_enabled() {
+  const char* e = std::getenv("TESSERA_AB_PREFETCH");
+  if (!e || !*e) return true;
+  const std::string_view v(e);
+  if (v != "0" && v != "1")
+    fail<UsageError>("TESSERA_AB_PREFETCH is '", v, "'; set it to 0 (kernels ignore their ",
+                     "prefetch statements) or 1 (they warm L2 with those inputs before waiting ",
+                     "for the kernel before them: the default), or unset it");
+  return v == "1";
+}
+
 bool programmatic_serialization(const Arch& device_arch, bool kernel_waits, int driver_version) {
   // Read even when the answer is no, so that a mistyped value is reported on every machine.
   const bool enabled = programmatic_launch_enabled();

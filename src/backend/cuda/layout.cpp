@@ -352,6 +352,7 @@ class Planner {
         return;
       case OpClass::Yield:
       case OpClass::Print:
+      case OpClass::Prefetch:  // issued in the prologue (grid_dependency_prologue)
         return;  // a yield is planned by its parent; print reads rank-0 (uniform) values
       case OpClass::Local:
         break;

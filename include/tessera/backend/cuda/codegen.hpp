@@ -31,6 +31,9 @@ struct KernelSpec {
   // access and lets the next grid start early (programmatic dependent launch). Off under
   // TESSERA_PDL=0 (programmatic_launch_enabled()): then the code has neither instruction.
   bool grid_dependency_control = true;
+  // With grid_dependency_control: each prefetch op warms L2 with its tensor before the wait (see
+  // Emitter::l2_prefetches). Off under TESSERA_AB_PREFETCH=0 (l2_prefetch_enabled()).
+  bool l2_prefetch = true;
 };
 
 struct EmittedKernel {

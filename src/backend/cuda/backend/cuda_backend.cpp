@@ -27,7 +27,7 @@ class CudaBackend final : public Backend {
     // shared-memory plan, pipelined loops: codegen.cpp). TESSERA_DUMP=cuda.
     const KernelSpec spec{runtime::gpu_arch(k.device),
                           std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end()),
-                          programmatic_launch_enabled()};
+                          programmatic_launch_enabled(), l2_prefetch_enabled()};
     const EmittedKernel e = runtime::timed(name, "lower", [&] { return emit(fn, spec); });
     if (!e.layouts.empty()) runtime::dump_file("layouts", fn.name, e.source, ".layouts", e.layouts);
     // NVRTC, through the JIT cache (TESSERA_DUMP=ptx,cubin), and the load on the device:

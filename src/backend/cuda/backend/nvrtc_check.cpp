@@ -4,6 +4,7 @@
 #include "cuda_backend.hpp"
 #include "slow_notice.hpp"
 #include "tessera/backend/cuda/codegen.hpp"
+#include "tessera/backend/cuda/launch.hpp"
 #include "tessera/backend/cuda/nvrtc.hpp"
 #include "tessera/runtime/compile.hpp"
 #include "tessera/runtime/env.hpp"
@@ -17,7 +18,8 @@ void nvrtc_check(const ir::Function& f) {
   for (std::string_view item : runtime::env_list("TESSERA_NVRTC_CHECK")) {
     const Arch arch = parse_arch(item, "TESSERA_NVRTC_CHECK");
     for (const TensorSpec tensor : {TensorSpec{true, 16, true}, TensorSpec{false, 1, false}}) {
-      const KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
+      KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
+      spec.l2_prefetch = l2_prefetch_enabled();  // so the dumps show what a launch would run
       const std::string variant = arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
       const std::string name = f.name + "." + variant;
       const EmittedKernel e = timed(f.name, "lower " + variant, [&] { return emit(f, spec); });

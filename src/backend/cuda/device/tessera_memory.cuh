@@ -17,6 +17,36 @@ __device__ __forceinline__ void tsr_wait_prior_grids() {
 __device__ __forceinline__ void tsr_launch_dependents() {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
+// A prefetch op (ops.def), issued by thread 0 of each block before tsr_wait_prior_grids(): this
+// block's share of t's address span, moved into L2 while the grids before this one finish. Safe
+// before the wait: it is a hint that puts nothing in registers, and L2 is the point of coherence,
+// so a line fetched early still takes the earlier kernels' writes. The span is [lowest element,
+// highest element + 1) from the strides (negative and zero ones included), shrunk to 16-byte
+// boundaries (the instruction's alignment and size unit), so no byte outside it is asked for; block
+// b of gridDim.x takes the b-th of gridDim.x equal slices of it. A span over `cap_bytes` (an LM
+// head, an embedding table) is left alone: it would evict what the kernels around it need, and no
+// block reads all of it soon.
+__device__ __forceinline__ void tsr_prefetch_l2_share(const TesseraTensorRef& t, long long elem_bytes,
+                                                      long long cap_bytes) {
+  long long lo = 0, hi = elem_bytes;  // byte offsets from t.data
+  for (int d = 0; d < TESSERA_MAX_RANK; ++d) {
+    if (t.shape[d] <= 0) return;  // no elements
+    const long long reach = (t.shape[d] - 1) * t.strides[d] * elem_bytes;
+    if (reach < 0) lo += reach;
+    else hi += reach;
+  }
+  if (hi - lo > cap_bytes) return;
+  const unsigned long long base = (unsigned long long)__cvta_generic_to_global(t.data);
+  const unsigned long long first = (base + (unsigned long long)lo + 15ull) & ~15ull;
+  const unsigned long long end = (base + (unsigned long long)hi) & ~15ull;
+  if (end <= first) return;
+  const unsigned long long chunks = (end - first) >> 4;  // at most cap_bytes / 16
+  const unsigned long long b = blockIdx.x, g = gridDim.x;
+  const unsigned long long c0 = chunks * b / g, c1 = chunks * (b + 1) / g;
+  if (c1 <= c0) return;
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(first + c0 * 16ull),
+               "r"((unsigned)((c1 - c0) * 16ull)));
+}
 #endif
 
 // ---- errors ------------------------------------------------------------------------------------
