@@ -3,7 +3,11 @@
 // with tensors that allow no vector access. Compile-only: no GPU is needed.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
+#include <regex>
+
+#include "tessera/backend/cuda/launch.hpp"
 
 #include "corpus.hpp"
 #include "grid_dependency_check.hpp"
@@ -89,6 +93,85 @@ TEST(GridDependency, TurnedOffTheSm90aCodeHasNoGridDependencyControl) {
     EXPECT_FALSE(b.kernel.waits_for_prior_grids) << name;
     EXPECT_EQ(b.compiled.ptx.find("griddepcontrol"), std::string::npos) << name;
   }
+}
+
+// The prefetch op on sm_90a: thread 0 of each block issues its slice of the tensor (each tensor
+// once, however often the kernel names it) before the wait, with the span cap, in the general
+// lowering and in the TMA/wgmma pipeline; the PTX has the bulk L2 prefetch before
+// griddepcontrol.wait, and the wait rule holds.
+TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
+  const Target sm90a{"sm90a_aligned", kSm90a, Target::Alignment::vectors};
+  for (const char* name : {"matvec_prefetch", "gemm_f16_prefetch"}) {
+    const Built& b = built(name, sm90a);
+    const std::string code = kernel_part(b.kernel.source);
+    const std::string call = "tsr_prefetch_l2_share(p2_" + std::string(name[0] == 'm' ? "w" : "b") +
+                             ", 2, 33554432LL);";
+    static const std::regex block(
+        R"(\n( *)if \(threadIdx\.x == 0\) \{\n *// Before the wait[^\n]*\n *tsr_prefetch_l2_share\()");
+    EXPECT_TRUE(std::regex_search(code, block)) << name << "\n" << code;
+    const size_t at = code.find(call), wait = code.find("tsr_wait_prior_grids();");
+    ASSERT_NE(at, std::string::npos) << name << "\n" << code;
+    ASSERT_NE(wait, std::string::npos) << name;
+    EXPECT_LT(at, wait) << name;
+    EXPECT_EQ(code.find("tsr_prefetch_l2_share(", at + 1), std::string::npos)
+        << name << ": each tensor once";
+    const size_t ptx_at = b.compiled.ptx.find("cp.async.bulk.prefetch.L2.global");
+    ASSERT_NE(ptx_at, std::string::npos) << name;
+    EXPECT_LT(ptx_at, b.compiled.ptx.find("griddepcontrol.wait")) << name;
+    EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
+        << name << ": PTX before the wait:\n" << before_wait(b.compiled.ptx, b.kernel.entry);
+  }
+  // The pipelined GEMM is still pipelined with a prefetch in its body.
+  EXPECT_NE(built("gemm_f16_prefetch", sm90a).kernel.source.find("producer warp (TMA)"),
+            std::string::npos);
+}
+
+// No prefetch where there is no wait to fill (sm_80, TESSERA_PDL=0) or under the A/B switch
+// (TESSERA_AB_PREFETCH=0, KernelSpec::l2_prefetch); the kernel is otherwise the same.
+TEST(Prefetch, NothingOnSm80WithoutGridDependencyControlOrSwitchedOff) {
+  const ir::Function f = corpus_kernel("matvec_prefetch");
+  const Built sm80 = build(f, aligned_spec(f, kSm80));
+  EXPECT_EQ(kernel_part(sm80.kernel.source).find("tsr_prefetch_l2_share("), std::string::npos);
+  EXPECT_EQ(sm80.compiled.ptx.find("cp.async.bulk.prefetch"), std::string::npos);
+  backend::cuda::KernelSpec no_pdl = aligned_spec(f, kSm90a);
+  no_pdl.grid_dependency_control = false;
+  const Built without_pdl = build(f, no_pdl);
+  EXPECT_EQ(kernel_part(without_pdl.kernel.source).find("tsr_prefetch_l2_share("),
+            std::string::npos);
+  EXPECT_EQ(without_pdl.compiled.ptx.find("cp.async.bulk.prefetch"), std::string::npos);
+  backend::cuda::KernelSpec off = aligned_spec(f, kSm90a);
+  off.l2_prefetch = false;
+  const Built switched_off = build(f, off);
+  const std::string code = kernel_part(switched_off.kernel.source);
+  EXPECT_EQ(code.find("tsr_prefetch_l2_share("), std::string::npos);
+  EXPECT_NE(code.find("tsr_wait_prior_grids();"), std::string::npos);
+  EXPECT_EQ(switched_off.compiled.ptx.find("cp.async.bulk.prefetch"), std::string::npos);
+  // Apart from the prefetch lines, the code is the one emitted with the switch on.
+  std::string on = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
+  const size_t from = on.find("  if (threadIdx.x == 0) {\n    // Before the wait");
+  ASSERT_NE(from, std::string::npos);
+  on.erase(from, on.find("  }\n", from) + 4 - from);
+  EXPECT_EQ(on, code);
+}
+
+// TESSERA_AB_PREFETCH: 0 or 1 or unset; anything else says what to set.
+TEST(Prefetch, TheAbSwitchReadsTheEnvironment) {
+  ::unsetenv("TESSERA_AB_PREFETCH");
+  EXPECT_TRUE(backend::cuda::l2_prefetch_enabled());
+  ::setenv("TESSERA_AB_PREFETCH", "0", 1);
+  EXPECT_FALSE(backend::cuda::l2_prefetch_enabled());
+  ::setenv("TESSERA_AB_PREFETCH", "1", 1);
+  EXPECT_TRUE(backend::cuda::l2_prefetch_enabled());
+  ::setenv("TESSERA_AB_PREFETCH", "yes", 1);
+  try {
+    (void)backend::cuda::l2_prefetch_enabled();
+    ADD_FAILURE() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("TESSERA_AB_PREFETCH is 'yes'; set it to 0"),
+              std::string::npos)
+        << e.what();
+  }
+  ::unsetenv("TESSERA_AB_PREFETCH");
 }
 
 std::vector<std::string> corpus_names() {

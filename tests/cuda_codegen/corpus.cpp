@@ -229,12 +229,14 @@ ir::Function reduce_more() {
 
 // ---- mma ---------------------------------------------------------------------------------------
 
+// `prefetch_b`: the kernel starts with prefetch(b) (the pipelined lowering keeps it).
 template <Element In_, Element Acc>
-ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk) {
+ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk, bool prefetch_b = false) {
   const DType in = dtype_v<In_>, acc = dtype_v<Acc>;
   return trace_kernel<Out<Acc>, In<In_>, In<In_>>(
       name, {out_param("c", acc, {bm, bn}), in_param("a", in, 2), in_param("b", in, 2)},
-      [bm, bn, bk](Out<Acc> c, In<In_> a, In<In_> b) {
+      [bm, bn, bk, prefetch_b](Out<Acc> c, In<In_> a, In<In_> b) {
+        if (prefetch_b) prefetch(b);
         auto accum = Tile<Acc>::zeros({bm, bn});
         const Index k_tiles = ((a.dim(1) + (bk - 1)) / bk).template cast<int32_t>();
         for_range(0, k_tiles, [&](Index k) {
@@ -242,6 +244,28 @@ ir::Function gemm(const char* name, int64_t bm, int64_t bn, int64_t bk) {
                       load(b, {k, c.tile_index(1)}, {bk, bn}), accum);
         });
         c.store(accum);
+      });
+}
+
+// A decode-shaped matvec as kernels/src/linear.cpp writes it: each block owns 8 rows of w and walks
+// K in chunks, its weights prefetched (twice: emitted once) and x not.
+ir::Function matvec_prefetch() {
+  return trace_kernel<Out<half>, In<half>, In<half>>(
+      "matvec_prefetch",
+      {out_param("y", DType::F16, {1, 8}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F16, 2)},
+      [](Out<half> y, In<half> x, In<half> w) {
+        prefetch(w);
+        prefetch(w);
+        const Index m = tile_index(0), j = tile_index(1);
+        Tile<float> acc = Tile<float>::zeros({8, 1});
+        const Index chunks = ((x.dim(1) + 255) / 256).template cast<int32_t>();
+        for_range(0, chunks, [&](Index k) {
+          acc = acc + sum(load(w, {j, k}, {8, 256}).template cast<float>() *
+                              load(x, {m, k}, {1, 256}).template cast<float>(),
+                          1);
+        });
+        y.store(acc.reshape({1, 8}).template cast<half>());
       });
 }
 
@@ -522,6 +546,9 @@ const std::vector<CorpusKernel>& corpus() {
       // Pipelined on sm_90a (TMA + wgmma): the tile shapes of the fast path and a narrow K.
       {"gemm_f16_128x256x64",
        [] { return gemm<half, float>("gemm_f16_128x256x64", 128, 256, 64); }},
+      {"gemm_f16_prefetch",
+       [] { return gemm<half, float>("gemm_f16_prefetch", 128, 256, 64, /*prefetch_b=*/true); }},
+      {"matvec_prefetch", matvec_prefetch},
       {"gemm_bf16_64x128x32",
        [] { return gemm<bfloat16, float>("gemm_bf16_64x128x32", 64, 128, 32); }},
       {"gemm_bf16_epilogue",

@@ -56,6 +56,9 @@ bool may_touch_global(const std::string& op) {
   for (const char* m : kMemory) memory = memory || starts(op, m);
   if (!memory) return false;
   if (starts(op, "prefetch.tensormap") || starts(op, "prefetch.param")) return false;
+  // A bulk prefetch into L2 (the prefetch op): a hint that moves no data into the thread, and
+  // L2 is the point of coherence, so lines it fetches early still take the earlier grids' writes.
+  if (starts(op, "cp.async.bulk.prefetch.L2.global")) return false;
   for (const char* space : {".shared", ".local", ".param", ".const"})
     if (op.find(space) != std::string::npos && op.find(".global") == std::string::npos)
       // cp.async.bulk.shared::cluster.global... copies from global: its source space counts.

@@ -10,7 +10,8 @@ namespace tessera::test {
 
 // What is wrong with the entry `entry` of `ptx` under that rule, or "" when it holds: exactly one
 // griddepcontrol.wait, in the entry's straight-line start (no branch before it reaches past it),
-// no global access (ld/st/atom/red/cp.async/TMA/generic ld or st/a call) before it, and
+// no global access (ld/st/atom/red/cp.async/TMA/generic ld or st/a call) before it (an L2 bulk
+// prefetch, cp.async.bulk.prefetch.L2.global, is a hint and may come before it), and
 // griddepcontrol.launch_dependents only after it.
 std::string grid_dependency_violation(const std::string& ptx, const std::string& entry);
 

@@ -21,7 +21,8 @@ TEST(GridDependencyCheck, AcceptsParameterSharedAndBarrierWorkBeforeTheWait) {
   const std::string ptx = entry(
       "\tld.param.u64 %rd1, [k_param_0];\n\tmov.u32 %r1, %tid.x;\n\tsetp.ne.s32 %p1, %r1, 0;\n"
       "\t@%p1 bra $L__BB0_2;\n\tmbarrier.init.shared::cta.b64 [%r2], %r1;\n"
-      "\tst.shared.u32 [%r2], %r1;\n\tprefetch.tensormap [%rd1];\n$L__BB0_2:\n\tbar.sync 0;\n");
+      "\tst.shared.u32 [%r2], %r1;\n\tprefetch.tensormap [%rd1];\n"
+      "\tcp.async.bulk.prefetch.L2.global [%rd1], %r1;\n$L__BB0_2:\n\tbar.sync 0;\n");
   EXPECT_EQ(grid_dependency_violation(ptx, "k"), "");
 }
 
@@ -33,7 +34,8 @@ TEST(GridDependencyCheck, FindsGlobalAndGenericAccessesAndCallsBeforeTheWait) {
         "\tcp.async.ca.shared.global [%r1], [%rd1], 16;\n",
         "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], "
         "[%rd1, {%r2, %r3}], [%r4];\n",
-        "\tcall.uni tsr_report, (%r1);\n"}) {
+        "\tcall.uni tsr_report, (%r1);\n", "\tprefetch.global.L2 [%rd1];\n",
+        "\tcp.async.bulk.prefetch.tensor.1d.L2.global.tile [%rd1, {%r1}];\n"}) {
     const std::string v = grid_dependency_violation(entry(access), "k");
     EXPECT_NE(v.find("before griddepcontrol.wait"), std::string::npos) << access << v;
   }
