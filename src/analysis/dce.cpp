@@ -12,7 +12,8 @@ namespace {
 bool is_effect(const ir::Op& op) {
   return op.kind == ir::OpKind::Store || op.kind == ir::OpKind::StorePart ||
          op.kind == ir::OpKind::Accumulate || op.kind == ir::OpKind::Print ||
-         op.kind == ir::OpKind::Prefetch || op.kind == ir::OpKind::Gather || (op.kind == ir::OpKind::Load && !op.attrs.padded);
+         op.kind == ir::OpKind::Prefetch || op.kind == ir::OpKind::Gather ||
+         (op.kind == ir::OpKind::Load && !op.attrs.padded);
 }
 
 bool has_effect(const ir::Op& op) {

@@ -104,8 +104,8 @@ TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
   for (const char* name : {"matvec_prefetch", "gemm_f16_prefetch"}) {
     const Built& b = built(name, sm90a);
     const std::string code = kernel_part(b.kernel.source);
-    const std::string call = "tsr_prefetch_l2_share(p2_" + std::string(name[0] == 'm' ? "w" : "b") +
-                             ", 2, 33554432LL);";
+    const std::string call =
+        "tsr_prefetch_l2_share(p2_" + std::string(name[0] == 'm' ? "w" : "b") + ", 2, 33554432LL);";
     static const std::regex block(
         R"(\n( *)if \(threadIdx\.x == 0\) \{\n *// Before the wait[^\n]*\n *tsr_prefetch_l2_share\()");
     EXPECT_TRUE(std::regex_search(code, block)) << name << "\n" << code;
@@ -119,7 +119,8 @@ TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
     ASSERT_NE(ptx_at, std::string::npos) << name;
     EXPECT_LT(ptx_at, b.compiled.ptx.find("griddepcontrol.wait")) << name;
     EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
-        << name << ": PTX before the wait:\n" << before_wait(b.compiled.ptx, b.kernel.entry);
+        << name << ": PTX before the wait:\n"
+        << before_wait(b.compiled.ptx, b.kernel.entry);
   }
   // The pipelined GEMM is still pipelined with a prefetch in its body.
   EXPECT_NE(built("gemm_f16_prefetch", sm90a).kernel.source.find("producer warp (TMA)"),

@@ -96,9 +96,9 @@ TEST(VerifierRejects, PrefetchInsideALoop) {
 TEST(VerifierRejects, PrefetchOfAnOutOrOfNoParameter) {
   for (const int bad : {0, 2, 3}) {
     const std::string message =
-        bad == 0 ? "'prefetch' is ill-typed: prefetch of 'z', which is an Out parameter; only an "
-                   "In parameter, which no block writes, may be fetched before the kernels before "
-                   "this one have finished"
+        bad == 0   ? "'prefetch' is ill-typed: prefetch of 'z', which is an Out parameter; only an "
+                     "In parameter, which no block writes, may be fetched before the kernels before "
+                     "this one have finished"
         : bad == 2 ? "'prefetch' is ill-typed: prefetch of 'n', which is a Scalar parameter; only "
                      "an In parameter, which no block writes, may be fetched before the kernels "
                      "before this one have finished"

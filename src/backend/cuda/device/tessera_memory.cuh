@@ -26,14 +26,16 @@ __device__ __forceinline__ void tsr_launch_dependents() {
 // b of gridDim.x takes the b-th of gridDim.x equal slices of it. A span over `cap_bytes` (an LM
 // head, an embedding table) is left alone: it would evict what the kernels around it need, and no
 // block reads all of it soon.
-__device__ __forceinline__ void tsr_prefetch_l2_share(const TesseraTensorRef& t, long long elem_bytes,
-                                                      long long cap_bytes) {
+__device__ __forceinline__ void tsr_prefetch_l2_share(const TesseraTensorRef& t,
+                                                      long long elem_bytes, long long cap_bytes) {
   long long lo = 0, hi = elem_bytes;  // byte offsets from t.data
   for (int d = 0; d < TESSERA_MAX_RANK; ++d) {
     if (t.shape[d] <= 0) return;  // no elements
     const long long reach = (t.shape[d] - 1) * t.strides[d] * elem_bytes;
-    if (reach < 0) lo += reach;
-    else hi += reach;
+    if (reach < 0)
+      lo += reach;
+    else
+      hi += reach;
   }
   if (hi - lo > cap_bytes) return;
   const unsigned long long base = (unsigned long long)__cvta_generic_to_global(t.data);
