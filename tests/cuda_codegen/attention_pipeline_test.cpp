@@ -31,15 +31,20 @@ bool has(const std::string& text, const std::string& what) {
 // [B, L, H, D] tensors: BM queries of one (batch, head) against key tiles of BN.
 // `if_mask`: as the kernel library writes it since session 9 — the scale applied inside exp's
 // argument (a positive scale), and the mask under an if that only the key tiles holding a hidden
-// key take.
+// key take. `prefetch_kv`: the kernel starts with prefetch(k) and prefetch(v).
 template <Element T>
-ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal, bool if_mask = false) {
+ir::Function flash(int64_t bm, int64_t bn, int64_t dim, bool causal, bool if_mask = false,
+                   bool prefetch_kv = false) {
   const DType t = dtype_v<T>;
   return prepared(trace_kernel<Out<T>, In<T>, In<T>, In<T>, Scalar<float>>(
       "flash",
       {out_param("o", t, {1, bm, 1, dim}), in_param("q", t, 4), in_param("k", t, 4),
        in_param("v", t, 4), scalar_param("scale", DType::F32)},
       [=](Out<T> o, In<T> q, In<T> k, In<T> v, Scalar<float> scale) {
+        if (prefetch_kv) {
+          prefetch(k);
+          prefetch(v);
+        }
         numerics(Numerics::fast);
         const Index b = o.tile_index(0), i = o.tile_index(1), h = o.tile_index(2);
         const Index kv_head = h / (q.dim(2) / k.dim(2)).template cast<int32_t>();
@@ -137,6 +142,24 @@ TEST(AttentionPipeline, WaitsForTheGridsBeforeItBeforeItsFirstGlobalAccess) {
   const Built b = build(f, aligned_spec(f, kSm90a));
   ASSERT_NE(b.kernel.source.find("An attention loop"), std::string::npos);
   EXPECT_TRUE(b.kernel.waits_for_prior_grids);
+  EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
+      << before_wait(b.compiled.ptx, b.kernel.entry);
+}
+
+// The prefetch op in an attention kernel: still the attention lowering, the slices issued by
+// thread 0 before the wait (the bulk L2 prefetch is the only memory instruction there).
+TEST(AttentionPipeline, PrefetchesBeforeTheWait) {
+  const ir::Function f = flash<half>(128, 128, 128, /*causal=*/true, false, /*prefetch_kv=*/true);
+  const Built b = build(f, aligned_spec(f, kSm90a));
+  const std::string src = kernel_part(b.kernel.source);
+  ASSERT_NE(src.find("An attention loop"), std::string::npos);
+  const size_t k = src.find("tsr_prefetch_l2_share(p2_k, 2, 33554432LL);");
+  const size_t v = src.find("tsr_prefetch_l2_share(p3_v, 2, 33554432LL);");
+  ASSERT_NE(k, std::string::npos) << src;
+  ASSERT_NE(v, std::string::npos) << src;
+  EXPECT_LT(v, src.find("tsr_wait_prior_grids();"));
+  EXPECT_LT(b.compiled.ptx.find("cp.async.bulk.prefetch.L2.global"),
+            b.compiled.ptx.find("griddepcontrol.wait"));
   EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
       << before_wait(b.compiled.ptx, b.kernel.entry);
 }

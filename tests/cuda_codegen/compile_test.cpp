@@ -107,7 +107,7 @@ TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
     const std::string call =
         "tsr_prefetch_l2_share(p2_" + std::string(name[0] == 'm' ? "w" : "b") + ", 2, 33554432LL);";
     static const std::regex block(
-        R"(\n( *)if \(threadIdx\.x == 0\) \{\n *// Before the wait[^\n]*\n *tsr_prefetch_l2_share\()");
+        R"(\n *// Before the wait: thread 0 warms L2[^\n]*\n *tsr_prefetch_l2_share\()");
     EXPECT_TRUE(std::regex_search(code, block)) << name << "\n" << code;
     const size_t at = code.find(call), wait = code.find("tsr_wait_prior_grids();");
     ASSERT_NE(at, std::string::npos) << name << "\n" << code;
@@ -117,6 +117,9 @@ TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
         << name << ": each tensor once";
     const size_t ptx_at = b.compiled.ptx.find("cp.async.bulk.prefetch.L2.global");
     ASSERT_NE(ptx_at, std::string::npos) << name;
+    // Predicated (on thread 0 and a non-empty slice), not branched around: no branch before the
+    // wait that the PTX rule would have to follow.
+    EXPECT_EQ(b.compiled.ptx.substr(ptx_at - 3, 3), "@p ") << name;
     EXPECT_LT(ptx_at, b.compiled.ptx.find("griddepcontrol.wait")) << name;
     EXPECT_EQ(grid_dependency_violation(b.compiled.ptx, b.kernel.entry), "")
         << name << ": PTX before the wait:\n"
@@ -149,9 +152,9 @@ TEST(Prefetch, NothingOnSm80WithoutGridDependencyControlOrSwitchedOff) {
   EXPECT_EQ(switched_off.compiled.ptx.find("cp.async.bulk.prefetch"), std::string::npos);
   // Apart from the prefetch lines, the code is the one emitted with the switch on.
   std::string on = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
-  const size_t from = on.find("  if (threadIdx.x == 0) {\n    // Before the wait");
+  const size_t from = on.find("  // Before the wait: thread 0");
   ASSERT_NE(from, std::string::npos);
-  on.erase(from, on.find("  }\n", from) + 4 - from);
+  on.erase(from, on.find("  tsr_wait_prior_grids", from) - from);
   EXPECT_EQ(on, code);
 }
 

@@ -564,14 +564,13 @@ void Emitter::l2_prefetches() {
         std::find(params.begin(), params.end(), op.attrs.param) == params.end())
       params.push_back(op.attrs.param);
   if (params.empty()) return;
-  open("if (threadIdx.x == 0)");
-  line("// Before the wait: warm L2 with this block's slice of each input the kernel reads.");
+  line("// Before the wait: thread 0 warms L2 with this block's slice of each input the kernel ",
+       "reads.");
   for (int p : params) {
     const ir::Param& param = f_.params.at(static_cast<size_t>(p));
     line("tsr_prefetch_l2_share(", param_var(p), ", ", dtype_size(param.dtype), ", ",
          kL2PrefetchCapBytes, "LL);  // prefetch $", comment_text(param.name));
   }
-  close();
 }
 
 void Emitter::kernel_banner() {

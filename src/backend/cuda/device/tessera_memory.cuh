@@ -25,29 +25,33 @@ __device__ __forceinline__ void tsr_launch_dependents() {
 // boundaries (the instruction's alignment and size unit), so no byte outside it is asked for; block
 // b of gridDim.x takes the b-th of gridDim.x equal slices of it. A span over `cap_bytes` (an LM
 // head, an embedding table) is left alone: it would evict what the kernels around it need, and no
-// block reads all of it soon.
+// block reads all of it soon. Straight-line code, the instruction predicated on thread 0 and on a
+// non-empty slice: a branch here could be laid out past the wait (it was, in the attention
+// kernel), and the PTX check of the wait rule (grid_dependency_check.hpp) reads the code in order.
 __device__ __forceinline__ void tsr_prefetch_l2_share(const TesseraTensorRef& t,
                                                       long long elem_bytes, long long cap_bytes) {
   long long lo = 0, hi = elem_bytes;  // byte offsets from t.data
+  bool some = true;                   // every extent is positive
+#pragma unroll
   for (int d = 0; d < TESSERA_MAX_RANK; ++d) {
-    if (t.shape[d] <= 0) return;  // no elements
     const long long reach = (t.shape[d] - 1) * t.strides[d] * elem_bytes;
-    if (reach < 0)
-      lo += reach;
-    else
-      hi += reach;
+    some = some & (t.shape[d] > 0);
+    lo += reach < 0 ? reach : 0;
+    hi += reach > 0 ? reach : 0;
   }
-  if (hi - lo > cap_bytes) return;
   const unsigned long long base = (unsigned long long)__cvta_generic_to_global(t.data);
   const unsigned long long first = (base + (unsigned long long)lo + 15ull) & ~15ull;
   const unsigned long long end = (base + (unsigned long long)hi) & ~15ull;
-  if (end <= first) return;
-  const unsigned long long chunks = (end - first) >> 4;  // at most cap_bytes / 16
+  const bool within_cap = hi - lo <= cap_bytes;
+  // 16-byte chunks of the span: at most cap_bytes / 16 when it is issued at all.
+  const unsigned long long chunks = some & within_cap & (end > first) ? (end - first) >> 4 : 0ull;
   const unsigned long long b = blockIdx.x, g = gridDim.x;
   const unsigned long long c0 = chunks * b / g, c1 = chunks * (b + 1) / g;
-  if (c1 <= c0) return;
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(first + c0 * 16ull),
-               "r"((unsigned)((c1 - c0) * 16ull)));
+  const unsigned issue = (threadIdx.x == 0) & (c1 > c0);
+  asm volatile(
+      "{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %2, 0;\n\t"
+      "@p cp.async.bulk.prefetch.L2.global [%0], %1;\n\t}" ::"l"(first + c0 * 16ull),
+      "r"((unsigned)((c1 - c0) * 16ull)), "r"(issue));
 }
 #endif
 
