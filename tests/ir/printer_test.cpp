@@ -13,6 +13,7 @@
 #include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/promote_locals.hpp"
 #include "tessera/ir/printer.hpp"
+#include "tessera/ir/serialize.hpp"
 #include "tessera/ir/verifier.hpp"
 #include "tile/trace_kernel.hpp"
 
@@ -107,6 +108,21 @@ TEST(Printer, PrefetchGolden) {
   store $z, %4
 }
 )");
+}
+
+// And through the IR cache's bytes (the format's version moved to 4 with the op).
+TEST(Printer, PrefetchSurvivesTheIrCachesRoundTrip) {
+  const ir::Function f = trace_kernel<Out<float>, In<float>>(
+      "copy", {out_param("z", DType::F32, {128}), in_param("x", DType::F32, 1)},
+      [](Out<float> z, In<float> x) {
+        prefetch(x);
+        z.store(load_like(x, z));
+      });
+  const std::string bytes = ir::serialize(f);
+  const std::optional<ir::Function> back = ir::deserialize(bytes);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(ir::print(*back), ir::print(f));
+  EXPECT_NE(ir::print(*back).find("  prefetch $x\n"), std::string::npos);
 }
 
 TEST(Printer, RowReductionWithBroadcastGolden) {
