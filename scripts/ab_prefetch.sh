@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The prefetch op (issue 14) on the GPU machine, in one call: its GPU tests (the op tests' prefetch
+# rows and the kernel library's linear layers on the GPU, each against a double reference, with
+# the prefetch on and under TESSERA_AB_PREFETCH=0), then the A/B: Qwen3 decode at batch 1 (random
+# weights at Qwen3-0.6B's shapes, scripts/qwen3_weights.py) with TESSERA_AB_PREFETCH=0 and =1
+# alternately, twice. Logs under $OUT: prefetch_build.log, prefetch_tests.txt, prefetch_ab.txt.
+#   OUT=dir bash scripts/ab_prefetch.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-logs}
+mkdir -p "$OUT"
+build=${BUILD_DIR:-build-prefetch}
+model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
+py=${PYTHON:-python3}
+t0=$SECONDS
+{ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build "$build" -j "$(nproc)" --target qwen3_tiny ops_tests kernels_tests; } \
+  >"$OUT/prefetch_build.log" 2>&1
+echo "build rc=$? ($((SECONDS - t0)) s)"
+export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
+{
+  for ab in 1 0; do
+    TESSERA_AB_PREFETCH=$ab TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/ops/ops_tests" \
+      --gtest_filter='Prefetch*' 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected'
+    echo "ops_tests Prefetch* TESSERA_AB_PREFETCH=$ab rc=${PIPESTATUS[0]}"
+    TESSERA_AB_PREFETCH=$ab TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/kernels/kernels_tests" \
+      --gtest_filter='Linear*' 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected'
+    echo "kernels_tests Linear* TESSERA_AB_PREFETCH=$ab rc=${PIPESTATUS[0]}"
+  done
+} >"$OUT/prefetch_tests.txt" 2>&1
+cat "$OUT/prefetch_tests.txt"
+[ -f "$model/config.json" ] || "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda \
+  >>"$OUT/prefetch_build.log" 2>&1
+{
+  for round in 1 2; do
+    for ab in 0 1; do
+      echo "== round $round TESSERA_AB_PREFETCH=$ab"
+      TESSERA_AB_PREFETCH=$ab timeout 200 "$build/examples/qwen3_tiny" --model "$model" --bench \
+        --bandwidth 4213 --batches 1 2>&1
+    done
+  done
+} >"$OUT/prefetch_ab.txt" 2>&1
+cat "$OUT/prefetch_ab.txt"
+echo "total $((SECONDS - t0)) s"
