@@ -2,7 +2,9 @@
 // host function, the argument and the values, and new outputs shaped like an input.
 #pragma once
 
+#include <source_location>
 #include <string>
+#include <utility>
 
 #include <tessera/tessera.hpp>
 
@@ -19,6 +21,22 @@ inline Shape row_tile(const Shape& shape) {
   Shape tile(shape.size(), 1);
   tile.back() = shape.back();
   return tile;
+}
+
+// A KV cache pair partitioned into the same `tile`, both or neither: when v_cache is refused,
+// k_cache is handed back as it was.
+template <Element T>
+std::pair<Partition<T, 4>, Partition<T, 4>> partition_kv(Tensor<T, 4>& k_cache,
+                                                         Tensor<T, 4>& v_cache, const Shape& tile,
+                                                         std::source_location loc) {
+  Partition<T, 4> k_part = std::move(k_cache).partition(tile, loc);
+  try {
+    Partition<T, 4> v_part = std::move(v_cache).partition(tile, loc);
+    return {std::move(k_part), std::move(v_part)};
+  } catch (...) {
+    k_cache = std::move(k_part).unpartition();
+    throw;
+  }
 }
 
 // Each fails with a UsageError at the user's call, naming `fn`, the argument and the values.

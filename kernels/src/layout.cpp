@@ -1,9 +1,8 @@
 // Layout copies: each tile block moves one head vector (split, merge) or one cache position of all
 // heads (cache write).
-#include <optional>
 
-#include "host.hpp"
 #include "tessera/kernels/layout.hpp"
+#include "host.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -190,15 +189,8 @@ void kv_cache_append(Tensor<T, 4>& k_cache, Tensor<T, 4>& v_cache, const Tensor<
   check_append("kv_cache_append", "v_cache", v_cache, "v", v, start, l);
   detail::require_shape("kv_cache_append", "v_cache", v_cache.shape(), k_cache.shape(), l);
   const Shape tile{1, kAppendChunk, k_cache.dim(2), k_cache.dim(3)};
-  Partition<T, 4> k_part = std::move(k_cache).partition(tile, l);
-  std::optional<Partition<T, 4>> v_part;
-  try {
-    v_part.emplace(std::move(v_cache).partition(tile, l));
-  } catch (...) {
-    k_cache = std::move(k_part).unpartition();  // a refused v_cache leaves both caches as they were
-    throw;
-  }
-  auto [k_out, v_out, k1, v1, s1] = kv_cache_append_pair<T>(std::move(k_part), std::move(*v_part),
+  auto [k_part, v_part] = detail::partition_kv(k_cache, v_cache, tile, l);
+  auto [k_out, v_out, k1, v1, s1] = kv_cache_append_pair<T>(std::move(k_part), std::move(v_part),
                                                             Tensor<T>(k), Tensor<T>(v), start)
                                         .sync();
   k_cache = std::move(k_out).unpartition();

@@ -4,7 +4,6 @@
 // A head [D] is rotated as two halves sliced out of it (half-split), or, interleaved, as the two
 // columns of its [D/2, 2] view; the rotated halves are concatenated back.
 #include <cmath>
-#include <optional>
 #include <vector>
 
 #include "host.hpp"
@@ -297,21 +296,14 @@ Tensor<T, 4> qkv_norm_rope_append(const Tensor<T, 2>& qkv, int64_t heads, int64_
   // All positions of one sequence's key/value head a tile: the grid (B, 1, Hkv, 1) is the query
   // output's, and each block's position lies in its own tile, wherever the sequence stands.
   const Shape tile{1, k_cache.dim(1), 1, dim};
-  Partition<T, 4> k_part = std::move(k_cache).partition(tile, l);
-  std::optional<Partition<T, 4>> v_part;
-  try {
-    v_part.emplace(std::move(v_cache).partition(tile, l));
-  } catch (...) {
-    k_cache = std::move(k_part).unpartition();  // a refused v_cache leaves both caches as they were
-    throw;
-  }
+  auto [k_part, v_part] = detail::partition_kv(k_cache, v_cache, tile, l);
   auto q = detail::new_tensor<T, 4>({batch, 1, heads, dim}, qkv.device(), l)
                .partition({1, 1, heads / kv_heads, dim});
   const auto kv_first = static_cast<int32_t>(heads),
              v_first = static_cast<int32_t>(heads + kv_heads);
   auto run = [&](auto kernel) {
     auto [qy, k_out, v_out, x1, qn, kn, e1, p1, c1, s1, f1, f2] =
-        kernel(std::move(q), std::move(k_part), std::move(*v_part), qkv, q_norm, k_norm, eps,
+        kernel(std::move(q), std::move(k_part), std::move(v_part), qkv, q_norm, k_norm, eps,
                positions, tables.cos, tables.sin, kv_first, v_first)
             .sync();
     k_cache = std::move(k_out).unpartition();

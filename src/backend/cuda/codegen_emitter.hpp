@@ -27,6 +27,8 @@ std::string reg_type(DType t);
 std::string storage_type(DType t);
 // Reductions accumulate f16/bf16 in f32 and narrow integers in int.
 std::string acc_type(DType t);
+// Bytes of one value of an acc_type() spelling (a reduction's shared-memory partials).
+int64_t acc_bytes(const std::string& ctype);
 // `v` rounded to t as the CPU backend rounds a constant, spelled as a literal of reg_type(t).
 std::string literal(DType t, double v);
 // An integer constant of dtype t (an integer dtype), exact: `i` wrapped to t's width.

@@ -29,10 +29,6 @@ std::string combine(ir::OpKind k, bool fast, const std::string& a, const std::st
   return std::string(f) + "(" + a + ", " + b + ")";
 }
 
-int64_t bytes_of(const std::string& ctype) {
-  return ctype == "double" || ctype == "long long" ? 8 : 4;
-}
-
 }  // namespace
 
 void Emitter::reduce(const ir::Op& op) {
@@ -108,7 +104,7 @@ void Emitter::reduce(const ir::Op& op) {
     if (group > 32) {
       const int64_t warps = t / 32, per_group = group / 32;
       const int64_t smem_at =
-          smem_buffer(rows * warps * bytes_of(acc), op, "a reduction across warps");
+          smem_buffer(rows * warps * acc_bytes(acc), op, "a reduction across warps");
       line(acc, "* s = ", smem(acc, smem_at), ";");
       barrier();
       line("if (", lane(), " == 0) for (int q = 0; q < ", rows, "; ++q) s[q * ", warps, " + ",

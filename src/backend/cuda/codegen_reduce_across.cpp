@@ -31,10 +31,6 @@ int64_t pow2_floor(int64_t x) {
   return p;
 }
 
-int64_t bytes_of(const std::string& ctype) {
-  return ctype == "double" || ctype == "long long" ? 8 : 4;
-}
-
 }  // namespace
 
 void Emitter::reduce_across(
@@ -140,7 +136,7 @@ void Emitter::reduce_across(
       close();
       return;
     }
-    const int64_t at_part = smem_buffer(left * results * bytes_of(acc), op,
+    const int64_t at_part = smem_buffer(left * results * acc_bytes(acc), op,
                                         "the partials of a reduction across threads");
     line(acc, "* part = ", smem(acc, at_part), ";");
     barrier();
@@ -170,7 +166,7 @@ void Emitter::reduce_across(
   const int64_t left = split / within;
   // One buffer: the staged tile, then (after a barrier) the partials over it.
   const int64_t smem_at =
-      smem_buffer(std::max(n * elem, split > 1 ? left * results * bytes_of(acc) : 0), op,
+      smem_buffer(std::max(n * elem, split > 1 ? left * results * acc_bytes(acc) : 0), op,
                   "a reduction of a " + ir::to_string(type(op.operands[0])) + " tile");
   const std::string srt = reg_type(st);
   line(srt, "* s = ", smem(srt, smem_at), ";");

@@ -164,6 +164,10 @@ std::string acc_type(DType t) {
   return "?";
 }
 
+int64_t acc_bytes(const std::string& ctype) {
+  return ctype == "double" || ctype == "long long" ? 8 : 4;
+}
+
 std::string integer_literal(DType t, int64_t i) {
   const uint64_t u = static_cast<uint64_t>(i);
   switch (t) {
