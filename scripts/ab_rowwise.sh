@@ -19,12 +19,14 @@ ab() {
   echo "rc=$r"
 }
 {
-  for g in 1 2 4; do ab "TESSERA_AB_STREAM_GROUP=$g" "--dtype bf16 --numerics fast 1024 65536"; done
-  for g in 1 2; do ab "TESSERA_AB_STREAM_GROUP=$g" "--dtype f16 --numerics fast 1024 65536"; done
-  for v in "X=0" "TESSERA_AB_ROW_RESIDENT=1024" \
-    "TESSERA_AB_PER_THREAD=16 TESSERA_AB_ROW_RESIDENT=1024" "TESSERA_AB_ROW_PERSISTENT=0"; do
-    ab "$v" "--op rmsnorm --dtype f16 --numerics fast 8192 8192 32768 4096"
+  # Session 14 (H200): 32768x4096 ran 18% below session 10 (softmax 3330 vs 4077 GB/s, RMSNorm
+  # 3213 vs 3917) while 8192^2 gained 9-11%. First suspect: programmatic launch, on by default
+  # since session 11; then the persistent grid.
+  for v in "TESSERA_PDL=0" "TESSERA_PDL=1" "TESSERA_PDL=1 TESSERA_AB_ROW_PERSISTENT=0"; do
+    ab "$v" "--dtype f16 --numerics fast 32768 4096 8192 8192"
   done
+  # The streamed defaults (2 vectors a step for softmax, 4 for a norm) against one a step.
+  for g in 1 2 4; do ab "TESSERA_AB_STREAM_GROUP=$g" "--dtype f16 --numerics fast 1024 65536"; done
 } >"$OUT/ab.txt" 2>&1
 for t in f16 bf16; do
   timeout 30 "$B" --dtype "$t" --numerics fast 8192 8192 32768 4096 1024 65536 >"$OUT/full_$t.txt" 2>&1
@@ -32,6 +34,12 @@ for t in f16 bf16; do
 done
 PYTHONUNBUFFERED=1 timeout 50 "$PY" bench/torch_reference.py --rowwise >"$OUT/torch.txt" 2>&1
 echo "rc=$?" >>"$OUT/torch.txt"
+# Where RMSNorm's time goes at 32768x4096 (Triton's at 8192^2 is in scripts/profile_rowwise.sh).
+timeout 60 ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
+  --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:tessera_rmsnorm_rows \
+  --launch-skip 5 -c 1 "$B" --op rmsnorm --dtype f16 --numerics fast 32768 4096 \
+  >"$OUT/profile_rmsnorm_32768x4096.txt" 2>&1
+rm -f "$OUT/ab.o"
 cat "$OUT/ab.txt"
 grep -hE "softmax|rmsnorm|layernorm|rc=" "$OUT"/full_*.txt
 grep -E "triton|torch" "$OUT/torch.txt" | grep -v copy

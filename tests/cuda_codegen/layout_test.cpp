@@ -209,9 +209,10 @@ TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   EXPECT_FALSE(plan(corpus_kernel("softmax_f16")).stream_rows);
 }
 
-TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
+TEST(EmittedCode, LongRowsAreStreamedAFewVectorsAtATimeAndCompile) {
   // Softmax of 65536-wide f16 rows: the loaded row, its exponentials and their quotient are never
-  // held; both reductions and the epilogue loop over the thread's 16 vectors, re-reading x.
+  // held; both reductions and the epilogue loop over the thread's 16 vectors two at a time
+  // (LayoutPlan::stream_group), re-reading x.
   const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
       "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
       [](Out<half> z, In<half> x) {
@@ -222,8 +223,8 @@ TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
   const Built b = build(softmax, aligned_spec(softmax, kSm90a));
   const std::string& src = b.kernel.source;
   size_t loops = 0;
-  for (size_t at = src.find("for (int kv = 0; kv < 16; ++kv)"); at != std::string::npos;
-       at = src.find("for (int kv = 0; kv < 16; ++kv)", at + 1))
+  for (size_t at = src.find("for (int kv = 0; kv < 8; ++kv)"); at != std::string::npos;
+       at = src.find("for (int kv = 0; kv < 8; ++kv)", at + 1))
     ++loops;
   EXPECT_EQ(loops, 3u) << src;  // max, sum, and the epilogue
   EXPECT_NE(src.find("(recomputed at each use: the row is streamed)"), std::string::npos);
@@ -233,10 +234,11 @@ TEST(EmittedCode, LongRowsAreStreamedOneVectorAtATimeAndCompile) {
 }
 
 TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
-  // Each streamed step tests once that the tile is inside, then loads its vector: one 16-byte
-  // load in flight per thread, which leaves a long-row softmax waiting on latency. A step of G
-  // vectors (stream_group; TESSERA_AB_STREAM_GROUP while it is measured) issues G loads under
-  // one test, and combines the same elements in the same order (results unchanged).
+  // A step of one vector tests once that the tile is inside, then loads it: one 16-byte load in
+  // flight per thread, which leaves a long-row softmax waiting on latency. A step of G vectors
+  // (stream_group: 2 for softmax, which streams one row-sized input; TESSERA_AB_STREAM_GROUP
+  // overrides it) issues G loads under one test, and combines the same elements in the same
+  // order (results unchanged).
   const ir::Function softmax = prepared(trace_kernel<Out<bfloat16>, In<bfloat16>>(
       "long_softmax_bf16", {out_param("z", DType::BF16, {1, 65536}), in_param("x", DType::BF16, 2)},
       [](Out<bfloat16> z, In<bfloat16> x) {
@@ -249,14 +251,14 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
     for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
     return n;
   };
-  const Built one = build(softmax, aligned_spec(softmax, kSm90a));
+  Built one;
+  {
+    ScopedEnv group("TESSERA_AB_STREAM_GROUP", "1");
+    one = build(softmax, aligned_spec(softmax, kSm90a));
+  }
   // x's load in each of the three passes and z's store, each a fast and an edge path.
   EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 8u);
-  Built two;
-  {
-    ScopedEnv group("TESSERA_AB_STREAM_GROUP", "2");
-    two = build(softmax, aligned_spec(softmax, kSm90a));
-  }
+  const Built two = build(softmax, aligned_spec(softmax, kSm90a));
   const std::string& src = two.kernel.source;
   EXPECT_EQ(count(src, "for (int kv = 0; kv < 8; ++kv)"), 3u) << src;  // max, sum, epilogue
   EXPECT_EQ(count(src, "for (int k = kv * 2; k < kv * 2 + 2; ++k)"), 8u) << src;
@@ -295,6 +297,36 @@ TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGr
   const ir::Function softmax = corpus_kernel("softmax_f16");
   const std::string src = backend::cuda::emit(softmax, aligned_spec(softmax, kSm90a)).source;
   EXPECT_EQ(src.find("for (int kv = 0;"), std::string::npos);
+}
+
+TEST(LayoutPlan, StreamedRowsLoadTwoVectorsAStepForOneRowSizedInputAndFourForMore) {
+  // Rows too long for the threads' registers are streamed; each step's loads are issued
+  // together: softmax streams its row (2 vectors a step), RMSNorm its row and its weight (4).
+  const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
+      "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto v = load_like(x, z).cast<float>();
+        auto e = exp(v - max(v, 1));
+        z.store((e / sum(e, 1)).cast<half>());
+      }));
+  const ir::Function rmsnorm = prepared(trace_kernel<Out<half>, In<half>, In<float>>(
+      "long_rmsnorm",
+      {out_param("y", DType::F16, {1, 65536}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F32, 2)},
+      [](Out<half> y, In<half> x, In<float> w) {
+        auto v = load_like(x, y).cast<float>();
+        auto r = rsqrt(sum(v * v, 1) * (1.0f / 65536) + 1e-6f);
+        y.store((v * r * load(w, {0, 0}, {1, 65536})).cast<half>());
+      }));
+  const LayoutPlan s = plan(softmax), n = plan(rmsnorm);
+  EXPECT_TRUE(s.stream_rows);
+  EXPECT_EQ(s.stream_group, 2);
+  EXPECT_TRUE(n.stream_rows);
+  EXPECT_EQ(n.stream_group, 4);
+  // A row held in registers is not streamed, and keeps one vector a step.
+  const LayoutPlan held = plan(corpus_kernel("softmax_f16"));
+  EXPECT_FALSE(held.stream_rows);
+  EXPECT_EQ(held.stream_group, 1);
 }
 
 TEST(LayoutPlan, MmaTilingCoversTheAccumulatorWithTheBlocksWarps) {

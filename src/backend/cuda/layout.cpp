@@ -212,7 +212,7 @@ class Planner {
     // softmax 8192^2 2589 -> 3945 (exact 1997 -> 2844), 32768x4096 3614 -> 4053.
     int64_t per_thread = reduces ? 32 : 8;
     if (const char* e = std::getenv("TESSERA_AB_PER_THREAD"); e && reduces)
-      per_thread = std::atoi(e);
+      per_thread = std::max<int64_t>(1, std::atoi(e));
     const int64_t wanted = pow2_ceil((largest + per_thread - 1) / per_thread);
     if (elementwise_only && split_tiles_) {
       // Eight elements a thread, or one vector where a vector holds more (i8: 16).
@@ -236,10 +236,11 @@ class Planner {
     // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
     // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
     // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
+    // Inputs loaded a whole row at a time: 1 for softmax, 2 for a norm (its row and its weight).
+    const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
-      const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
       p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
       if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
       // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
@@ -253,15 +254,23 @@ class Planner {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
         p_.blocks_per_sm = p_.min_blocks;
       }
-      if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP")) p_.epilogue_group = std::atoi(e);
+      if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP"))
+        p_.epilogue_group = std::max(1, std::atoi(e));
       if (const char* e = std::getenv("TESSERA_AB_ROW_PERSISTENT"); e && *e == '0') {
         p_.blocks_per_sm = 0;
         p_.prefetch_next_tile = 0;
       }
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
+      // Each streamed step issues the loads of several vectors before it uses any, so that more
+      // than one 16-byte load a thread is in flight. Measured on an H200 (bench/rowwise, fast,
+      // 1024x65536, GB/s, 1 / 2 / 4 vectors a step): softmax bf16 2268 / 2655 / 2597, RMSNorm
+      // 1615 / 2125 / 2468, LayerNorm 993 / 1278 / 1350 (bench/results/2026-12-05-s14-gpu.md).
+      // A norm streams two row-sized inputs a step (its row and its weight), softmax one.
+      p_.stream_group = row_sized > 1 ? 4 : 2;
       if (const char* e = std::getenv("TESSERA_AB_STREAM_BLOCKS")) p_.blocks_per_sm = std::atoi(e);
-      if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP")) p_.stream_group = std::atoi(e);
+      if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP"))
+        p_.stream_group = std::max(1, std::atoi(e));
     }
   }
 
