@@ -9,17 +9,9 @@
 #   OUT=dir bash scripts/ab_pdl.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-logs}
-mkdir -p "$OUT"
-build=${BUILD_DIR:-build-pdl}
-model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
-py=${PYTHON:-python3}
-t0=$SECONDS
-{ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$build" -j "$(nproc)" --target qwen3_tiny bench_launch pdl_gpu_tests \
-    graph_gpu_tests chain_gpu_tests; } >"$OUT/pdl_build.log" 2>&1
-echo "build rc=$? ($((SECONDS - t0)) s)"
-export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
+# shellcheck source=scripts/qwen3_ab_common.sh
+source scripts/qwen3_ab_common.sh
+qwen3_ab_setup pdl bench_launch pdl_gpu_tests graph_gpu_tests chain_gpu_tests
 {
   for t in pdl_gpu_tests graph_gpu_tests chain_gpu_tests; do
     timeout 300 "$build/tests/runtime/$t" 2>&1 | grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected|Which is'
@@ -29,8 +21,6 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
   echo "pdl_gpu_tests under TESSERA_PDL=0 rc=${PIPESTATUS[0]}"
 } >"$OUT/pdl_tests.txt" 2>&1
 cat "$OUT/pdl_tests.txt"
-[ -f "$model/config.json" ] || "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda \
-  >>"$OUT/pdl_build.log" 2>&1
 {
   TESSERA_LOG=graph timeout 200 "$build/examples/qwen3_tiny" --model "$model" --bench --batches 1 \
     2>&1 | grep -m 3 'tessera: graph'
@@ -38,7 +28,7 @@ cat "$OUT/pdl_tests.txt"
     for pdl in 0 1; do
       echo "== round $round TESSERA_PDL=$pdl"
       TESSERA_PDL=$pdl timeout 200 "$build/examples/qwen3_tiny" --model "$model" --bench \
-        --bandwidth 4213 --batches 1 2>&1
+        --bandwidth "$bandwidth" --batches 1 2>&1
       TESSERA_PDL=$pdl timeout 120 "$build/bench/bench_launch" 2>&1
     done
   done

@@ -7,17 +7,9 @@
 #   OUT=dir bash scripts/ab_prefetch.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-logs}
-mkdir -p "$OUT"
-build=${BUILD_DIR:-build-prefetch}
-model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
-py=${PYTHON:-python3}
-t0=$SECONDS
-{ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$build" -j "$(nproc)" --target qwen3_tiny ops_tests kernels_tests; } \
-  >"$OUT/prefetch_build.log" 2>&1
-echo "build rc=$? ($((SECONDS - t0)) s)"
-export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
+# shellcheck source=scripts/qwen3_ab_common.sh
+source scripts/qwen3_ab_common.sh
+qwen3_ab_setup prefetch ops_tests kernels_tests
 {
   for ab in 1 0; do
     TESSERA_AB_PREFETCH=$ab TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/ops/ops_tests" \
@@ -29,14 +21,12 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
   done
 } >"$OUT/prefetch_tests.txt" 2>&1
 cat "$OUT/prefetch_tests.txt"
-[ -f "$model/config.json" ] || "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda \
-  >>"$OUT/prefetch_build.log" 2>&1
 {
   for round in 1 2; do
     for ab in 0 1; do
       echo "== round $round TESSERA_AB_PREFETCH=$ab"
       TESSERA_AB_PREFETCH=$ab timeout 200 "$build/examples/qwen3_tiny" --model "$model" --bench \
-        --bandwidth 4213 --batches 1 2>&1
+        --bandwidth "$bandwidth" --batches 1 2>&1
     done
   done
 } >"$OUT/prefetch_ab.txt" 2>&1

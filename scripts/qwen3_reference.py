@@ -16,6 +16,7 @@ transformers' dynamic KV cache; no torch.compile, no CUDA graphs): the device-to
 bandwidth, prefill tokens/s, and greedy decode tokens/s at each batch size (--batches, B copies of
 the prompt decoded together), the median of 3 timed runs after a warm-up, each step's fraction of
 the bandwidth roofline (weights + every sequence's KV cache read per step / the copy bandwidth).
+`--copy-bandwidth` prints only that bandwidth (the A/B scripts' roofline on whichever GPU ran them).
 """
 
 import argparse
@@ -109,15 +110,20 @@ def timed(fn, repeats):
 
 
 @torch.no_grad()
-def bench(args):
-    dev = args.device
-    # The copy bandwidth the roofline uses: bytes read + written by a 2 GiB device copy.
+def copy_bandwidth(dev):
+    """The bandwidth the roofline uses: bytes read + written by a 2 GiB device copy (printed)."""
     src = torch.empty(1 << 30 if dev == "cuda" else 1 << 24, dtype=torch.int16, device=dev)
     dst = torch.empty_like(src)
     bandwidth = 2 * src.numel() * 2 / timed(lambda: dst.copy_(src), 10) / 1e9
     print(f"torch_eager: copy bandwidth {bandwidth:.0f} GB/s (read + write, "
           f"{src.numel() * 2 / 2**30:g} GiB)")
-    del src, dst
+    return bandwidth
+
+
+@torch.no_grad()
+def bench(args):
+    dev = args.device
+    copy_bandwidth(dev)
     model = load(args.model, torch.bfloat16, dev, "sdpa")
     cfg = model.config
     vocab, layers = cfg.vocab_size, cfg.num_hidden_layers
@@ -156,7 +162,7 @@ def bench(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", required=True, help="a directory: config.json, model.safetensors")
+    ap.add_argument("--model", help="a directory: config.json, model.safetensors")
     ap.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--prompt", type=int, default=16, help="prompt tokens")
@@ -164,8 +170,15 @@ def main():
     ap.add_argument("--tokens", help="replay this earlier output's tokens")
     ap.add_argument("--out", help="the logits file to write (check mode)")
     ap.add_argument("--bench", action="store_true", help="time PyTorch eager instead")
+    ap.add_argument("--copy-bandwidth", action="store_true",
+                    help="only print the device's copy bandwidth (no model)")
     ap.add_argument("--batches", type=lambda s: [int(b) for b in s.split(",")], default=[1, 4, 16, 64])
     args = ap.parse_args()
+    if args.copy_bandwidth:
+        copy_bandwidth(args.device)
+        return 0
+    if not args.model:
+        ap.error("--model is needed to check or to bench")
     if args.bench:
         if args.prompt == 16:
             args.prompt = 512
