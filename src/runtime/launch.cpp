@@ -262,8 +262,10 @@ std::string describe(const std::vector<std::string>& names, size_t i, ir::ParamK
 
 // A specialization, compiled: its IR and, on a GPU, the kernel loaded there.
 struct Specialization {
-  std::shared_ptr<const std::string> label;    // "kernel 'add' (defined at add.cpp:12:1)"
-  std::shared_ptr<const ir::Function> traced;  // as traced, for TESSERA_CHECK=trace
+  std::shared_ptr<const std::string> label;  // "kernel 'add' (defined at add.cpp:12:1)"
+  // As traced; kept only where TESSERA_CHECK=trace was set when it was compiled, for each later
+  // launch's trace to be compared with.
+  std::shared_ptr<const ir::Function> traced;
   std::shared_ptr<const CompiledKernel> kernel;
   std::shared_ptr<const GpuKernel> gpu;
 };
@@ -607,7 +609,9 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
         }
         // Traced, checked, lowered, compiled and loaded, stage by stage: compile_pipeline.cpp.
         CompiledSpecialization compiled = compile_specialization(source);
-        built.traced = std::move(compiled.traced);
+        // TESSERA_CHECK is read here, once per specialization (as ir_cache reads it), not on each
+        // launch: getenv's walk of the environment was ~10% of a launch's host instructions.
+        if (env_list_has("TESSERA_CHECK", "trace")) built.traced = std::move(compiled.traced);
         built.kernel = std::move(compiled.kernel);
         built.gpu = std::move(compiled.gpu);
         entry->spec = std::move(built);
@@ -617,8 +621,7 @@ CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> ar
     }
     // (A specialization read back by ir_cache has no trace to compare with; it is not read back
     // under TESSERA_CHECK=trace.)
-    if (cached && spec->traced && env_list_has("TESSERA_CHECK", "trace"))
-      tile::recheck_trace(*spec->traced, [&] { return trace(params()); });
+    if (cached && spec->traced) tile::recheck_trace(*spec->traced, [&] { return trace(params()); });
   }
   clock.mark(&LaunchProfile::lookup_ns);
   CheckedLaunch checked;

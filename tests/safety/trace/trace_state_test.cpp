@@ -158,5 +158,35 @@ TEST_F(CheckTraceOnEveryLaunch, AGlobalThatDoesNotChangeRunsOnEveryLaunch) {
   }
 }
 
+// TESSERA_CHECK is read once per specialization, when it is compiled (its first launch), not on
+// every launch: a specialization compiled before the switch was set keeps running unchecked, and
+// one compiled while it is set stays checked after it is unset.
+TESSERA_KERNEL(reads_a_global_unchecked, Out<float> z) {
+  z.store(Tile<float>::full(z.shape(), g_scale));
+};
+TESSERA_KERNEL(reads_a_global_checked, Out<float> z) {
+  at(__LINE__, [&] { z.store(Tile<float>::full(z.shape(), g_scale)); });
+};
+
+TEST(CheckTraceSwitch, IsReadWhenASpecializationIsCompiledNotOnEachLaunch) {
+  unsetenv("TESSERA_CHECK");
+  g_scale = 1.0f;
+  (void)reads_a_global_unchecked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
+  setenv("TESSERA_CHECK", "trace", 1);
+  (void)reads_a_global_checked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
+  unsetenv("TESSERA_CHECK");
+  g_scale = 2.0f;
+  // Compiled unchecked: runs the IR of its first trace (the stale value the switch exists for).
+  auto [stale] = reads_a_global_unchecked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
+  EXPECT_EQ(std::move(stale).unpartition().to_vector(), std::vector<float>(16, 1.0f));
+  // Compiled checked: still re-traced although the switch is unset now.
+  auto z = zeros<float>({16}, Device::cpu()).partition({8});
+  const std::string m = error_of<KernelError>([&] { (void)reads_a_global_checked(std::move(z)); });
+  g_scale = 1.0f;
+  EXPECT_NE(m.find("kernel 'reads_a_global_checked' traced differently for one specialization"),
+            std::string::npos)
+      << m;
+}
+
 }  // namespace
 }  // namespace tessera::test
