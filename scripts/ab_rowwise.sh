@@ -8,7 +8,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
-B=${BUILD_DIR:-build-gpu}/bench/bench_rowwise
+build=${BUILD_DIR:-build-gpu}
+B=$build/bench/bench_rowwise
+mkdir -p "$OUT"
+# On a fresh machine: the bench alone (~30 s on 16 cores).
+[ -x "$B" ] || { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+  cmake --build "$build" -j "$(nproc)" --target bench_rowwise; } >"$OUT/rowwise_build.log" 2>&1
 PY=${PY:-/opt/torch/.venv/bin/python3}
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 ab() {
