@@ -151,7 +151,7 @@ bool programmatic_launch_enabled() {
 
 bool l2_prefetch_enabled() {
   const char* e = std::getenv("TESSERA_AB_PREFETCH");
-  // Off unless asked for: not yet measured on a GPU (scripts/ab_prefetch.sh is the A/B).
+  // Off unless asked for: its decode A/B has not run yet (scripts/ab_prefetch.sh).
   if (!e || !*e) return false;
   const std::string_view v(e);
   if (v != "0" && v != "1")
