@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
+#include <string_view>
 
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
@@ -542,7 +544,8 @@ void Emitter::grid_dependency_prologue(EmittedKernel& k) {
   k.waits_for_prior_grids = true;
   l2_prefetches();
   line("tsr_wait_prior_grids();  // the kernels before this one on the stream are done");
-  line("tsr_launch_dependents();  // the next kernel may start its prologue");
+  if (!dependents_after_tiles_)
+    line("tsr_launch_dependents();  // the next kernel may start its prologue");
 }
 
 // The prefetch ops (ops.def): what a kernel does with its time parked at the wait. Its blocks are
@@ -620,6 +623,11 @@ EmittedKernel Emitter::run() {
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
        params, ")");
   if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
+  // A/B (session 14): does letting the next grid in at this one's start cost the row-wise
+  // kernels at 32768x4096 the 18% they lost since session 10 (bench/results/2026-12-05-s14-gpu.md)?
+  // TESSERA_AB_PDL_TRIGGER=end moves the trigger past the tile loop; scripts/ab_rowwise.sh.
+  if (const char* e = std::getenv("TESSERA_AB_PDL_TRIGGER"))
+    dependents_after_tiles_ = std::string_view(e) == "end";
   grid_dependency_prologue(k);
   if (split == 1) {
     line("const int tid = threadIdx.x;");
@@ -668,6 +676,8 @@ EmittedKernel Emitter::run() {
   }
   out_ << body;
   close();
+  if (dependents_after_tiles_ && k.waits_for_prior_grids)
+    line("tsr_launch_dependents();  // this block's tiles are done: the next kernel may start");
   close();
   k.reports_errors = reports_errors_;
   // Measured on an H200 (bench/rowwise f16): LayerNorm 8192x8192 1733 -> 2255 GB/s, 32768x4096
