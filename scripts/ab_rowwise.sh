@@ -12,9 +12,11 @@ OUT=${OUT:-$PWD/gpu-logs}
 build=${BUILD_DIR:-build-gpu}
 B=$build/bench/bench_rowwise
 mkdir -p "$OUT"
-# On a fresh machine: the bench alone (~30 s on 16 cores).
-[ -x "$B" ] || { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-  cmake --build "$build" -j "$(nproc)" --target bench_rowwise; } >"$OUT/rowwise_build.log" 2>&1
+# The bench alone (~30 s on a fresh machine's 16 cores; nothing when it is up to date: a warm
+# machine keeps its build, and a stale binary would time the code before the last edit).
+{ [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release; } &&
+  cmake --build "$build" -j "$(nproc)" --target bench_rowwise >"$OUT/rowwise_build.log" 2>&1
+echo "bench_rowwise build rc=$?"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 ab() {
@@ -36,17 +38,17 @@ ab() {
   # The streamed defaults (2 vectors a step for softmax, 4 for a norm) against one a step.
   for g in 1 2 4; do ab "TESSERA_AB_STREAM_GROUP=$g" "--dtype f16 --numerics fast 1024 65536"; done
 } >"$OUT/ab.txt" 2>&1
+# Where RMSNorm's time goes at 32768x4096 (Triton's at 8192^2 is in scripts/profile_rowwise.sh).
+timeout 60 ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
+  --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:tessera_rmsnorm_rows \
+  --launch-skip 5 -c 1 "$B" --op rmsnorm --dtype f16 --numerics fast 32768 4096 \
+  >"$OUT/profile_rmsnorm_32768x4096.txt" 2>&1
 for t in f16 bf16; do
   timeout 30 "$B" --dtype "$t" --numerics fast 8192 8192 32768 4096 1024 65536 >"$OUT/full_$t.txt" 2>&1
   echo "rc=$?" >>"$OUT/full_$t.txt"
 done
 PYTHONUNBUFFERED=1 timeout 50 "$PY" bench/torch_reference.py --rowwise >"$OUT/torch.txt" 2>&1
 echo "rc=$?" >>"$OUT/torch.txt"
-# Where RMSNorm's time goes at 32768x4096 (Triton's at 8192^2 is in scripts/profile_rowwise.sh).
-timeout 60 ncu --section SpeedOfLight --section Occupancy --section LaunchStats \
-  --section WarpStateStats --section MemoryWorkloadAnalysis -k regex:tessera_rmsnorm_rows \
-  --launch-skip 5 -c 1 "$B" --op rmsnorm --dtype f16 --numerics fast 32768 4096 \
-  >"$OUT/profile_rmsnorm_32768x4096.txt" 2>&1
 rm -f "$OUT/ab.o"
 cat "$OUT/ab.txt"
 grep -hE "softmax|rmsnorm|layernorm|rc=" "$OUT"/full_*.txt

@@ -13,6 +13,7 @@
 #             issue 14: the kernel library's GPU tests (kernels_tests: ~240 s unsanitized, mostly
 #             NVRTC) under one sanitizer each; named only, each a call of its own
 # SESSION_S (default 560) bounds the whole; a step that would not fit is skipped and says so.
+# Exits non-zero when a step failed (each step's own logs say how).
 #   OUT=dir scripts/gpu_verify.sh [step ...]      (gemm rowwise when none is named)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -33,20 +34,27 @@ step() {
   local t0=$SECONDS
   mkdir -p "$root/$name"
   OUT=$root/$name timeout "$limit" "$@" >"$root/$name/run.txt" 2>&1
-  echo "$name rc=$? ($((SECONDS - t0)) s)" | tee -a "$root/summary.txt"
+  local rc=$?
+  [ $rc = 0 ] || failed=1
+  echo "$name rc=$rc ($((SECONDS - t0)) s)" | tee -a "$root/summary.txt"
 }
+failed=0
 : >"$root/summary.txt"
-step gemm 200 env BUILD_TARGETS=gpu_differential_tests 'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' \
-  bash scripts/gpu_check.sh --sanitizers-only
-step rowwise 200 bash scripts/ab_rowwise.sh
+# gpu_check.sh runs `tessera doctor` first: tessera_cli is built beside the tests. Each test's own
+# limit (GPU_TEST_TIMEOUT) stays inside the step's, so its log is written before the step ends.
+step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TIMEOUT=60 \
+  'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
+step rowwise 300 bash scripts/ab_rowwise.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
 for tool in memcheck racecheck; do
-  step "kernels-$tool" 540 env BUILD_TARGETS=kernels_tests GPU_TESTS_MATCH=kernels_tests \
-    SANITIZERS=$tool GPU_TEST_TIMEOUT=500 bash scripts/gpu_check.sh --sanitizers-only
+  step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
+    GPU_TESTS_MATCH=kernels_tests SANITIZERS=$tool GPU_TEST_TIMEOUT=430 \
+    bash scripts/gpu_check.sh --sanitizers-only
 done
 grep -hE "PASS|FAIL" "$root"/*/summary.txt 2>/dev/null
 grep -hE "^(==|tessera)|rc=" "$root"/rowwise/ab.txt 2>/dev/null | head -40
 grep -hE "rc=|worst|^qwen3: (ok|logits)" "$root"/qwen3/qwen3_check.txt 2>/dev/null
 tar czf "$OUT/verify.tgz" -C "$OUT" verify && rm -rf "$root"
 echo "logs: verify.tgz"
+exit $failed

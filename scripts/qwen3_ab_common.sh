@@ -23,7 +23,7 @@ qwen3_ab_setup() {
   [ -f "$model/config.json" ] ||
     "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda >>"$log" 2>&1
   # The roofline at this GPU's own copy bandwidth (an H100's is ~20% below an H200's).
-  bandwidth=$("$py" scripts/qwen3_reference.py --copy-bandwidth 2>>"$log" |
+  bandwidth=$("$py" scripts/qwen3_reference.py --copy-bandwidth --device cuda 2>>"$log" |
     sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p')
   if [ -z "$bandwidth" ]; then
     bandwidth=${QWEN3_BANDWIDTH:-4213}

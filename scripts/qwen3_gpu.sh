@@ -50,7 +50,8 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
   t=$SECONDS
   timeout "${QWEN3_CHECK_TIMEOUT:-480}" "$exe" --model "$model" --reference "$model/ref_f32.safetensors" \
     --reference-bf16 "$model/ref_bf16.safetensors"
-  echo "qwen3 check rc=$? ($((SECONDS - t)) s)"
+  check_rc=$?
+  echo "qwen3 check rc=$check_rc ($((SECONDS - t)) s)"
 } >"$OUT/qwen3_check.txt" 2>&1
 grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.txt"
 : >"$OUT/qwen3_bench.txt"
@@ -70,7 +71,8 @@ bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 [ "${QWEN3_BENCH:-1}" = 0 ] || "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
-[ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit 0
+# The logits check's status is the script's (the bench's and the example's are in their logs).
+[ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit "${check_rc:-1}"
 BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
 echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
 tail -4 "$OUT/python_example.txt"

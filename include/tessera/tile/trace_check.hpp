@@ -3,8 +3,8 @@
 // from an earlier trace) would have its first trace baked in for every later launch. These checks
 // find such bodies by tracing again and comparing the IR:
 //  - trace_twice, on every new specialization (the body runs twice at trace time);
-//  - recheck_trace, on every launch when TESSERA_CHECK=trace is set (the body runs at each launch
-//    and is compared with the trace the specialization was compiled from).
+//  - recheck_trace, on every launch of a specialization compiled while TESSERA_CHECK=trace was
+//    set (the body runs at each launch and is compared with the trace it was compiled from).
 // Both throw KernelError at the user's line of the first op that differs, saying what differs.
 #pragma once
 

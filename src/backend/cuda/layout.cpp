@@ -266,7 +266,8 @@ class Planner {
       // than one 16-byte load a thread is in flight. Measured on an H200 (bench/rowwise, fast,
       // 1024x65536, GB/s, 1 / 2 / 4 vectors a step): softmax bf16 2268 / 2655 / 2597, RMSNorm
       // 1615 / 2125 / 2468, LayerNorm 993 / 1278 / 1350 (bench/results/2026-12-05-s14-gpu.md).
-      // A norm streams two row-sized inputs a step (its row and its weight), softmax one.
+      // A norm streams two or more row-sized inputs a step (its row, its weight, LayerNorm's
+      // bias), softmax one.
       p_.stream_group = row_sized > 1 ? 4 : 2;
       if (const char* e = std::getenv("TESSERA_AB_STREAM_BLOCKS")) p_.blocks_per_sm = std::atoi(e);
       if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP"))

@@ -174,11 +174,12 @@ TEST(CheckTraceSwitch, IsReadWhenASpecializationIsCompiledNotOnEachLaunch) {
   (void)reads_a_global_unchecked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
   setenv("TESSERA_CHECK", "trace", 1);
   (void)reads_a_global_checked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
-  unsetenv("TESSERA_CHECK");
   g_scale = 2.0f;
-  // Compiled unchecked: runs the IR of its first trace (the stale value the switch exists for).
+  // Compiled unchecked: with the switch set now, it still runs the IR of its first trace (the
+  // stale value the switch exists to catch) instead of failing.
   auto [stale] = reads_a_global_unchecked(zeros<float>({16}, Device::cpu()).partition({8})).sync();
   EXPECT_EQ(std::move(stale).unpartition().to_vector(), std::vector<float>(16, 1.0f));
+  unsetenv("TESSERA_CHECK");
   // Compiled checked: still re-traced although the switch is unset now.
   auto z = zeros<float>({16}, Device::cpu()).partition({8});
   const std::string m = error_of<KernelError>([&] { (void)reads_a_global_checked(std::move(z)); });

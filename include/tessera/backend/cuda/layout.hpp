@@ -82,7 +82,8 @@ struct LayoutPlan {
   int blocks_per_sm = 0;
   // A row-wise kernel whose rows do not fit its threads' registers (more than 32 elements a
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
-  // reduces it one vector at a time, instead of holding the row (Emitter::plan_streaming).
+  // reduces it a few vectors at a time (stream_group), instead of holding the row
+  // (Emitter::plan_streaming).
   bool stream_rows = false;
   // A streamed pass (and the epilogue, Emitter::epilogue_start) covers this many vectors a step,
   // under one whole-tile test, so that their loads are in flight together; 1: one at a time.
