@@ -98,7 +98,8 @@ run_gpu_tests() {
     if grep -q '^PASS' "$results/$i.rc"; then passed=$((passed + 1)); else failed=$((failed + 1)); note "FAIL  $label: $name"; fi
   done <"$bin/gpu_tests.txt"
   rm -rf "$results"
-  note "$( [ $failed = 0 ] && echo PASS || echo FAIL)  $label: $passed passed, $failed failed"
+  # None run is a failure too: a filter or a partial build that selects nothing proves nothing.
+  note "$( [ $failed = 0 ] && [ $passed -gt 0 ] && echo PASS || echo FAIL)  $label: $passed passed, $failed failed"
 }
 jobs_max=$(( $(nproc) / 2 > 1 ? $(nproc) / 2 : 1 ))
 if [ $sanitizers_only = 0 ]; then
