@@ -47,9 +47,9 @@ if [ -z "$bin" ]; then
   build=${BUILD_DIR:-build-gpu}
   step "configure" "$OUT/build.log" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   # -k 0: one target that fails to build does not keep the others (and their tests) from running.
-  # BUILD_TARGETS="a b": only those (with GPU_TESTS_MATCH naming tests they hold), e.g. the GEMM
-  # tests under the sanitizers: BUILD_TARGETS=gpu_differential_tests GPU_TESTS_MATCH=Gemm
-  # scripts/gpu_check.sh --sanitizers-only (~30 s of build instead of ~190).
+  # BUILD_TARGETS="a b": only those (with GPU_TESTS_MATCH naming tests they hold; tessera_cli for
+  # the doctor step above the tests), e.g. scripts/gpu_verify.sh's GEMM step: BUILD_TARGETS=
+  # "tessera_cli gpu_differential_tests" GPU_TESTS_MATCH='GpuDifferential\..*Gemm|gemm_on_sm80'.
   # shellcheck disable=SC2086
   step "build" "$OUT/build.log" cmake --build "$build" -j "$(nproc)" \
     ${BUILD_TARGETS:+--target $BUILD_TARGETS} -- -k 0

@@ -236,7 +236,7 @@ class Planner {
     // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
     // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
     // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
-    // Inputs loaded a whole row at a time: 1 for softmax, 2 for a norm (its row and its weight).
+    // Inputs loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
     const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
