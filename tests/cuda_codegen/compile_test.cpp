@@ -130,7 +130,8 @@ TEST(GridDependency, TheTriggerCanFollowTheTileLoopForTheAB) {
 // griddepcontrol.wait, and the wait rule holds.
 TEST(Prefetch, ThreadZeroIssuesEachTensorsSliceBeforeTheWaitOnSm90a) {
   const Target sm90a{"sm90a_aligned", kSm90a, Target::Alignment::vectors};
-  for (const char* name : {"matvec_prefetch", "gemm_f16_prefetch"}) {
+  for (const char* kernel : {"matvec_prefetch", "gemm_f16_prefetch"}) {
+    const std::string name = kernel;  // named: g++ 13 flags a reference built from a temporary
     const Built& b = built(name, sm90a);
     const std::string code = kernel_part(b.kernel.source);
     const std::string call =
