@@ -30,6 +30,25 @@ except Exception:  # pragma: no cover - Triton missing: torch only
         return times[len(times) // 2]
 
 
+def back_to_back_ms(fn, outs, launches=20, rounds=7):
+    """Median ms per launch of `launches` launches queued back to back, each writing the next of
+    `outs` (no cache flush between them, events around the whole round): how bench/rowwise's ring
+    times Tessera, for the same comparison. do_bench instead flushes L2 and times each launch."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for i in range(2 * len(outs)):
+        fn(outs[i % len(outs)])
+    times = []
+    for _ in range(rounds):
+        start.record()
+        for i in range(launches):
+            fn(outs[i % len(outs)])
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end) / launches)
+    times.sort()
+    return times[len(times) // 2]
+
+
 def row(name, ms, nbytes):
     print(f"{name:<48} {ms:10.4f} ms {nbytes / ms / 1e6:10.1f} GB/s", flush=True)
 
@@ -119,9 +138,10 @@ if triton is not None:
 ROWWISE_SHAPES = [(8192, 8192), (32768, 4096), (1024, 65536)]
 
 
-def bench_rowwise(shapes):
+def bench_rowwise(shapes, back_to_back=False):
     """bench/rowwise's workloads: softmax, RMSNorm, LayerNorm in f16 and bf16, torch eager and
-    Triton (one program per row). Each Triton result is checked against torch in f32."""
+    Triton (one program per row). Each Triton result is checked against torch in f32.
+    back_to_back: each Triton row again, timed as bench/rowwise times Tessera (triton-b2b rows)."""
     eps = 1e-5
     for rows, cols in shapes:
         for dtype, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
@@ -139,18 +159,19 @@ def bench_rowwise(shapes):
             }
             runs = {
                 "softmax": (lambda: torch.softmax(x, dim=-1),
-                            triton and (lambda: triton_softmax(x, out))),
+                            triton and (lambda o: triton_softmax(x, o))),
                 "rmsnorm": (lambda: torch.nn.functional.rms_norm(x, (cols,), w.to(dtype), eps),
-                            triton and (lambda: triton_rmsnorm(x, w, out, eps))),
+                            triton and (lambda o: triton_rmsnorm(x, w, o, eps))),
                 "layernorm": (lambda: torch.nn.functional.layer_norm(x, (cols,), w.to(dtype),
                                                                      b.to(dtype), eps),
-                              triton and (lambda: triton_layernorm(x, w, b, out, eps))),
+                              triton and (lambda o: triton_layernorm(x, w, b, o, eps))),
             }
-            for op, (eager, fused) in runs.items():
+            for op, (eager, fused_into) in runs.items():
                 row(f"torch {op} {tag} {shape}",
                     do_bench(eager, warmup=25, rep=200, return_mode="median"), nbytes)
-                if not fused:
+                if not fused_into:
                     continue
+                fused = lambda: fused_into(out)  # noqa: E731
                 fused()
                 ref = refs[op]
                 err = ((out.float() - ref).norm() / ref.norm()).item()
@@ -159,6 +180,10 @@ def bench_rowwise(shapes):
                     sys.exit(1)
                 row(f"triton {op} {tag} {shape}",
                     do_bench(fused, warmup=25, rep=200, return_mode="median"), nbytes)
+                if back_to_back:
+                    outs = [out] + [torch.empty_like(x) for _ in range(2)]
+                    row(f"triton-b2b {op} {tag} {shape}", back_to_back_ms(fused_into, outs),
+                        nbytes)
 
 
 def bench_softmax(shapes):
@@ -250,6 +275,8 @@ def main():
     p.add_argument("--log2n", type=int, default=28)
     p.add_argument("--gemm", action="store_true", help="only the GEMM rows")
     p.add_argument("--rowwise", action="store_true", help="only bench/rowwise's rows")
+    p.add_argument("--back-to-back", action="store_true",
+                   help="with --rowwise: Triton also timed as bench/rowwise times Tessera")
     p.add_argument("--attention", action="store_true", help="only bench/attention's rows")
     args = p.parse_args()
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
@@ -258,7 +285,7 @@ def main():
         bench_gemm(GEMM_SHAPES)
         return
     if args.rowwise:
-        bench_rowwise(ROWWISE_SHAPES)
+        bench_rowwise(ROWWISE_SHAPES, args.back_to_back)
         return
     if args.attention:
         bench_attention(ATTENTION_SHAPES)
