@@ -211,7 +211,7 @@ TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
 
 TEST(EmittedCode, LongRowsAreStreamedAFewVectorsAtATimeAndCompile) {
   // Softmax of 65536-wide f16 rows: the loaded row, its exponentials and their quotient are never
-  // held; both reductions and the epilogue loop over the thread's 16 vectors two at a time
+  // held; both reductions and the epilogue loop over the thread's 16 vectors four at a time
   // (LayoutPlan::stream_group), re-reading x.
   const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
       "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
@@ -223,8 +223,8 @@ TEST(EmittedCode, LongRowsAreStreamedAFewVectorsAtATimeAndCompile) {
   const Built b = build(softmax, aligned_spec(softmax, kSm90a));
   const std::string& src = b.kernel.source;
   size_t loops = 0;
-  for (size_t at = src.find("for (int kv = 0; kv < 8; ++kv)"); at != std::string::npos;
-       at = src.find("for (int kv = 0; kv < 8; ++kv)", at + 1))
+  for (size_t at = src.find("for (int kv = 0; kv < 4; ++kv)"); at != std::string::npos;
+       at = src.find("for (int kv = 0; kv < 4; ++kv)", at + 1))
     ++loops;
   EXPECT_EQ(loops, 3u) << src;  // max, sum, and the epilogue
   EXPECT_NE(src.find("(recomputed at each use: the row is streamed)"), std::string::npos);
@@ -236,7 +236,7 @@ TEST(EmittedCode, LongRowsAreStreamedAFewVectorsAtATimeAndCompile) {
 TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
   // A step of one vector tests once that the tile is inside, then loads it: one 16-byte load in
   // flight per thread, which leaves a long-row softmax waiting on latency. A step of G vectors
-  // (stream_group: 2 for softmax, which streams one row-sized input; TESSERA_AB_STREAM_GROUP
+  // (stream_group: 4 by default; TESSERA_AB_STREAM_GROUP
   // overrides it) issues G loads under one test, and combines the same elements in the same
   // order (results unchanged).
   const ir::Function softmax = prepared(trace_kernel<Out<bfloat16>, In<bfloat16>>(
@@ -258,15 +258,15 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
   }
   // x's load in each of the three passes and z's store, each a fast and an edge path.
   EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 8u);
-  const Built two = build(softmax, aligned_spec(softmax, kSm90a));
-  const std::string& src = two.kernel.source;
-  EXPECT_EQ(count(src, "for (int kv = 0; kv < 8; ++kv)"), 3u) << src;  // max, sum, epilogue
-  EXPECT_EQ(count(src, "for (int k = kv * 2; k < kv * 2 + 2; ++k)"), 8u) << src;
-  EXPECT_NE(src.find("for (int e = 0; e < 16; ++e) p = "), std::string::npos) << src;
-  EXPECT_NE(src.find("[kv * 2 * 8 + e]"), std::string::npos) << src;
-  EXPECT_NE(src.find("for (int i = kv * 2 * 8; i < (kv * 2 + 2) * 8; ++i)"), std::string::npos)
+  const Built four = build(softmax, aligned_spec(softmax, kSm90a));
+  const std::string& src = four.kernel.source;
+  EXPECT_EQ(count(src, "for (int kv = 0; kv < 4; ++kv)"), 3u) << src;  // max, sum, epilogue
+  EXPECT_EQ(count(src, "for (int k = kv * 4; k < kv * 4 + 4; ++k)"), 8u) << src;
+  EXPECT_NE(src.find("for (int e = 0; e < 32; ++e) p = "), std::string::npos) << src;
+  EXPECT_NE(src.find("[kv * 4 * 8 + e]"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int i = kv * 4 * 8; i < (kv * 4 + 4) * 8; ++i)"), std::string::npos)
       << src;
-  EXPECT_FALSE(two.compiled.ptx.empty());
+  EXPECT_FALSE(four.compiled.ptx.empty());
 }
 
 TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {
@@ -299,9 +299,9 @@ TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGr
   EXPECT_EQ(src.find("for (int kv = 0;"), std::string::npos);
 }
 
-TEST(LayoutPlan, StreamedRowsLoadTwoVectorsAStepForOneRowSizedInputAndFourForMore) {
+TEST(LayoutPlan, StreamedRowsLoadFourVectorsAStep) {
   // Rows too long for the threads' registers are streamed; each step's loads are issued
-  // together: softmax streams its row (2 vectors a step), RMSNorm its row and its weight (4).
+  // together, four vectors of each row-sized input: softmax's row, RMSNorm's row and weight.
   const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
       "long_softmax", {out_param("z", DType::F16, {1, 65536}), in_param("x", DType::F16, 2)},
       [](Out<half> z, In<half> x) {
@@ -320,7 +320,7 @@ TEST(LayoutPlan, StreamedRowsLoadTwoVectorsAStepForOneRowSizedInputAndFourForMor
       }));
   const LayoutPlan s = plan(softmax), n = plan(rmsnorm);
   EXPECT_TRUE(s.stream_rows);
-  EXPECT_EQ(s.stream_group, 2);
+  EXPECT_EQ(s.stream_group, 4);
   EXPECT_TRUE(n.stream_rows);
   EXPECT_EQ(n.stream_group, 4);
   // A row held in registers is not streamed, and keeps one vector a step.

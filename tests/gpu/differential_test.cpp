@@ -351,7 +351,7 @@ TEST(GpuDifferential, SoftmaxF16LongRowsAreStreamed) {
 TEST(GpuDifferential, SoftmaxF16LongRaggedRowsAreStreamed) {
   check_softmax<half>(5, 50000, 65536);
 }
-// Streamed passes load several vectors a step (LayoutPlan::stream_group: softmax 2, a norm 4),
+// Streamed passes load several vectors a step (LayoutPlan::stream_group: 4),
 // combining the elements in the same order as one vector a step, which these force (a step count
 // that the group does not divide takes it too). Specializations no other test compiles, so that
 // the switch is read when these are emitted.

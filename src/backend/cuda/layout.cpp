@@ -265,10 +265,11 @@ class Planner {
       // Each streamed step issues the loads of several vectors before it uses any, so that more
       // than one 16-byte load a thread is in flight. Measured on an H200 (bench/rowwise, fast,
       // 1024x65536, GB/s, 1 / 2 / 4 vectors a step): softmax bf16 2268 / 2655 / 2597, RMSNorm
-      // 1615 / 2125 / 2468, LayerNorm 993 / 1278 / 1350 (bench/results/2026-12-05-s14-gpu.md).
-      // A norm streams two or more row-sized inputs a step (its row, its weight, LayerNorm's
-      // bias), softmax one.
-      p_.stream_group = row_sized > 1 ? 4 : 2;
+      // 1615 / 2125 / 2468, LayerNorm 993 / 1278 / 1350 (bench/results/2026-12-05-s14-gpu.md);
+      // on an H100 (f16): softmax 1766 / 1933 / 2342, RMSNorm 1489 / 1843 / 2062, LayerNorm
+      // 918 / 1132 / 1122 (bench/results/2026-12-05-s15-gpu.md). Four for every kernel: softmax's
+      // 2% on the H200 is within its noise, its 21% on the H100 is not.
+      p_.stream_group = 4;
       if (const char* e = std::getenv("TESSERA_AB_STREAM_BLOCKS")) p_.blocks_per_sm = std::atoi(e);
       if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP"))
         p_.stream_group = std::max(1, std::atoi(e));
