@@ -4,8 +4,7 @@
 #   OUT=dir BUILD_DIR=build-gpu scripts/ab_rowwise.sh
 # Switches: TESSERA_AB_STREAM_GROUP=G (a streamed pass loads G vectors a step), TESSERA_AB_ROW_
 # RESIDENT=N (a norm's resident threads per multiprocessor), TESSERA_AB_PER_THREAD=E (elements a
-# thread of a reduction), TESSERA_AB_ROW_PERSISTENT=0 (a block per row), TESSERA_AB_EPI_GROUP=G,
-# TESSERA_AB_PDL_TRIGGER=end (src/backend/cuda/codegen.cpp: the next grid let in after the tiles).
+# thread of a reduction), TESSERA_AB_ROW_PERSISTENT=0 (a block per row), TESSERA_AB_EPI_GROUP=G.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
@@ -28,14 +27,12 @@ ab() {
 }
 {
   # Session 14 (H200): 32768x4096 ran 18% below session 10 (softmax 3330 vs 4077 GB/s, RMSNorm
-  # 3213 vs 3917) while 8192^2 gained 9-11%. First suspect: programmatic launch, on by default
-  # since session 11; then the persistent grid.
-  # TESSERA_AB_PDL_TRIGGER=end: the next grid let in after the tile loop, not in the prologue.
-  for v in "TESSERA_PDL=0" "TESSERA_PDL=1" "TESSERA_AB_PDL_TRIGGER=end" \
-    "TESSERA_PDL=1 TESSERA_AB_ROW_PERSISTENT=0"; do
+  # 3213 vs 3917) while 8192^2 gained 9-11%. Session 15 (H100): programmatic launch is not it
+  # (off, on, its trigger after the tiles: within 1%); the persistent grid costs RMSNorm 7%.
+  for v in "TESSERA_PDL=0" "TESSERA_PDL=1" "TESSERA_PDL=1 TESSERA_AB_ROW_PERSISTENT=0"; do
     ab "$v" "--dtype f16 --numerics fast 32768 4096 8192 8192"
   done
-  # The streamed defaults (2 vectors a step for softmax, 4 for a norm) against one a step.
+  # The streamed default (4 vectors a step) against one and two.
   for g in 1 2 4; do ab "TESSERA_AB_STREAM_GROUP=$g" "--dtype f16 --numerics fast 1024 65536"; done
 } >"$OUT/ab.txt" 2>&1
 # Where RMSNorm's time goes at 32768x4096 (Triton's at 8192^2 is in scripts/profile_rowwise.sh).

@@ -98,32 +98,6 @@ TEST(GridDependency, TurnedOffTheSm90aCodeHasNoGridDependencyControl) {
   }
 }
 
-// The A/B switch TESSERA_AB_PDL_TRIGGER=end: the general kernel lets the next grid in once its
-// tile loop is done, not in its prologue; the PTX still waits once, before any global access, and
-// triggers after the wait.
-TEST(GridDependency, TheTriggerCanFollowTheTileLoopForTheAB) {
-  const ir::Function f = corpus_kernel("softmax_f16");
-  Built after_tiles;
-  {
-    ScopedEnv trigger("TESSERA_AB_PDL_TRIGGER", "end");
-    after_tiles = build(f, aligned_spec(f, kSm90a));
-  }
-  const std::string code = kernel_part(after_tiles.kernel.source);
-  const size_t wait = code.find("tsr_wait_prior_grids();");
-  const size_t loop = code.find("for (long long blk = blockIdx.x;");
-  const size_t trigger = code.find("tsr_launch_dependents();");
-  ASSERT_NE(wait, std::string::npos) << code;
-  ASSERT_NE(loop, std::string::npos) << code;
-  ASSERT_NE(trigger, std::string::npos) << code;
-  EXPECT_LT(wait, loop);
-  EXPECT_GT(trigger, loop) << code;
-  EXPECT_EQ(code.find("tsr_launch_dependents();", trigger + 1), std::string::npos) << "once";
-  EXPECT_EQ(grid_dependency_violation(after_tiles.compiled.ptx, after_tiles.kernel.entry), "");
-  // Without the switch the trigger stays in the prologue, before the tile loop.
-  const std::string usual = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
-  EXPECT_LT(usual.find("tsr_launch_dependents();"), usual.find("for (long long blk"));
-}
-
 // The prefetch op on sm_90a: thread 0 of each block issues its slice of the tensor (each tensor
 // once, however often the kernel names it) before the wait, with the span cap, in the general
 // lowering and in the TMA/wgmma pipeline; the PTX has the bulk L2 prefetch before

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <string_view>
 
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
@@ -536,16 +535,16 @@ void Emitter::op(const ir::Op& op) {
 //   whose slots the next grid could use anyway.
 // Under TESSERA_PDL=0 neither is emitted: a kernel of the user's launched with the attribute behind
 // one of ours then cannot start early either. Measured on an H100 (scripts/ab_pdl.sh): a Qwen3
-// decode step's graph 1.633 -> 1.597 ms. Still to measure: the row-wise kernels at 32768x4096,
-// 18% below their session-10 speed with no other change in their code (scripts/ab_rowwise.sh).
+// decode step's graph 1.633 -> 1.597 ms. The row-wise kernels at 32768x4096 (H100, GB/s, f16:
+// softmax / RMSNorm / LayerNorm) without it 2435 / 2274 / 2151, with it 2458 / 2298 / 2165, with
+// the trigger after the tile loop instead 2460 / 2291 / 2180 (bench/results/2026-12-05-s15-gpu.md).
 void Emitter::grid_dependency_prologue(EmittedKernel& k) {
   // griddepcontrol is sm_90+ (sm_80 launches stay plain); TESSERA_PDL=0 leaves it out.
   if (spec_.arch.major < 9 || !spec_.grid_dependency_control) return;
   k.waits_for_prior_grids = true;
   l2_prefetches();
   line("tsr_wait_prior_grids();  // the kernels before this one on the stream are done");
-  if (!dependents_after_tiles_)
-    line("tsr_launch_dependents();  // the next kernel may start its prologue");
+  line("tsr_launch_dependents();  // the next kernel may start its prologue");
 }
 
 // The prefetch ops (ops.def): what a kernel does with its time parked at the wait. Its blocks are
@@ -623,11 +622,6 @@ EmittedKernel Emitter::run() {
   open("extern \"C\" __global__ void __launch_bounds__(", k.threads, min_blocks, ") ", k.entry, "(",
        params, ")");
   if (uses_smem_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];");
-  // A/B (session 14): does letting the next grid in at this one's start cost the row-wise
-  // kernels at 32768x4096 the 18% they lost since session 10 (bench/results/2026-12-05-s14-gpu.md)?
-  // TESSERA_AB_PDL_TRIGGER=end moves the trigger past the tile loop; scripts/ab_rowwise.sh.
-  if (const char* e = std::getenv("TESSERA_AB_PDL_TRIGGER"))
-    dependents_after_tiles_ = std::string_view(e) == "end";
   grid_dependency_prologue(k);
   if (split == 1) {
     line("const int tid = threadIdx.x;");
@@ -676,8 +670,6 @@ EmittedKernel Emitter::run() {
   }
   out_ << body;
   close();
-  if (dependents_after_tiles_ && k.waits_for_prior_grids)
-    line("tsr_launch_dependents();  // this block's tiles are done: the next kernel may start");
   close();
   k.reports_errors = reports_errors_;
   // Measured on an H200 (bench/rowwise f16): LayerNorm 8192x8192 1733 -> 2255 GB/s, 32768x4096

@@ -293,9 +293,6 @@ class Emitter {
   // before its first global access: the wait for the grids before it on the stream, then the
   // early start of the grid after it (codegen.cpp says why there). Nothing on sm_80.
   void grid_dependency_prologue(EmittedKernel& k);
-  // Under the A/B switch TESSERA_AB_PDL_TRIGGER=end (session 14, until measured): the general
-  // kernel lets the next grid in after its tile loop instead of in its prologue (codegen.cpp).
-  bool dependents_after_tiles_ = false;
   // The prefetch ops' L2 warm-up, emitted by grid_dependency_prologue before the wait.
   void l2_prefetches();
   // Pieces every kernel kind writes alike (codegen.cpp): the first comment line (the kernel's
