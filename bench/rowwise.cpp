@@ -13,6 +13,11 @@
 //   rowwise ROWS COLS [...]    these shapes
 //   --op softmax|rmsnorm|layernorm, --dtype f16|bf16, --numerics exact|fast: only those rows
 //   (for a profiler, which then sees one kernel)
+//   --flush-l2                 each launch after a 256 MiB write that evicts the L2, its time
+//                              subtracted (tessera::time_launches' flush_l2): how Triton's
+//                              do_bench times the Triton rows of bench/torch_reference.py, for
+//                              that comparison by one method (the ring alone is how
+//                              torch_reference.py --back-to-back times them)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include <tessera/tessera.hpp>
+#include <tessera/timing.hpp>
 
 #include "launch_ring.hpp"
 
@@ -138,10 +144,13 @@ bool check(Op op, const char* what, const std::vector<T>& got, const std::vector
   return true;
 }
 
+bool flush_l2 = false;  // --flush-l2
+
 template <class T, class Launch>
 double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
   std::vector<Partition<T, 2>> outs;
   for (int i = 0; i < 3; ++i) outs.push_back(zeros<T>({rows, cols}).partition({1, cols}));
+  if (flush_l2) return time_launches(launch, outs, {.flush_l2 = true}).median_ms;
   LaunchRing ring(std::move(launch), std::move(outs));
   return median_ms_per_launch(ring, iterations);
 }
@@ -229,19 +238,26 @@ bool bench_all(const Filter& only, const char* tag, int64_t rows, int64_t cols) 
 int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes;
   Filter only;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--flush-l2") {
+      flush_l2 = true;
+      continue;
+    }
+    if (++i == argc) break;
     if (flag == "--op")
-      only.op = argv[i + 1];
+      only.op = argv[i];
     else if (flag == "--dtype")
-      only.dtype = argv[i + 1];
+      only.dtype = argv[i];
     else if (flag == "--numerics")
-      only.numerics = argv[i + 1];
+      only.numerics = argv[i];
     else
-      shapes.emplace_back(std::atoll(argv[i]), std::atoll(argv[i + 1]));
+      shapes.emplace_back(std::atoll(argv[i - 1]), std::atoll(argv[i]));
   }
   if (shapes.empty()) shapes = {{8192, 8192}, {32768, 4096}, {1024, 65536}};
-  std::printf("# tessera rowwise on %s (one row per tile block)\n", default_device().str().c_str());
+  std::printf("# tessera rowwise on %s (one row per tile block%s)\n",
+              default_device().str().c_str(),
+              flush_l2 ? "; L2 flushed before each launch, the flush's time subtracted" : "");
   bool ok = true;
   for (auto [rows, cols] : shapes) {
     ok &= bench_all<half>(only, "f16", rows, cols);
