@@ -4,7 +4,10 @@
 // most launches are never asked about. An event (a "mark") is recorded every kMarkEvery launches
 // and whenever something needs one that no mark covers yet: a wait for the launch, another stream
 // ordered after it, or a poll once the stream has passed every mark. A mark covers every launch
-// numbered at or before it, since a stream runs its work in order. Private to the runtime.
+// numbered at or before it, since a stream runs its work in order. A mark recorded on demand
+// covers the launches queued after the one asked about too, and a wait on it waits for them: a
+// stream whose waits do that gets a mark per launch for a while (covering()). Private to the
+// runtime.
 #pragma once
 
 #include <cuda.h>
@@ -27,6 +30,8 @@ class StreamTimeline {
   // A mark every this many launches: what a wait for a recent launch waits past it at most, and
   // how many launches share one event record.
   static constexpr uint64_t kMarkEvery = 4;
+  // Launches that get a mark each after a mark recorded on demand covered later launches too.
+  static constexpr uint64_t kDenseLaunches = 256;
 
   StreamTimeline(const cuda::DeviceContext& ctx, CUstream stream);
   StreamTimeline(const StreamTimeline&) = delete;
@@ -43,7 +48,7 @@ class StreamTimeline {
     std::lock_guard lock(mu_);
     queue_work();
     const uint64_t seq = ++queued_;
-    if (seq - last_mark_ >= kMarkEvery) {
+    if (seq - last_mark_ >= (seq <= dense_until_ ? 1 : kMarkEvery)) {
       try {
         record_mark();
       } catch (...) {  // the next need records one (and reports the driver's failure)
@@ -86,8 +91,11 @@ class StreamTimeline {
   const cuda::DeviceContext* ctx_;
   const CUstream stream_;
   mutable std::mutex mu_;
-  uint64_t queued_ = 0;     // the last launch's number
-  uint64_t last_mark_ = 0;  // the number the newest mark covers up to
+  uint64_t queued_ = 0;       // the last launch's number
+  uint64_t last_mark_ = 0;    // the number the newest mark covers up to
+  uint64_t dense_until_ = 0;  // launches numbered up to this get a mark each
+  // TESSERA_AB_DENSE_MARKS=0 (session 15's A/B, to be removed): never a mark per launch.
+  const bool dense_marks_;
   std::atomic<uint64_t> done_{0};
   // close() was called: the stream is gone, and a stream with its handle is another one.
   std::atomic<bool> closed_{false};

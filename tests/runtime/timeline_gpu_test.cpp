@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,10 @@ constexpr int kSlowSteps = 4000;
 TEST(GpuTimeline, AFutureWaitedForAfterAHundredLaunchesWithoutEventsHoldsItsResult) {
   SKIP_WITHOUT_GPU();
   const Device gpu = Device::cuda(0);
+  // A stream of its own: another test's waits may have given the device's stream a mark per
+  // launch for a while.
+  const Stream own(gpu);
+  const StreamScope on(own);
   auto x = ones<float>({kSmall}, gpu);
   using Pending = decltype(tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, 0.0f));
   std::vector<std::optional<Pending>> pending(100);
@@ -67,6 +72,38 @@ TEST(GpuTimeline, AFutureWaitedForAfterAHundredLaunchesWithoutEventsHoldsItsResu
     EXPECT_EQ(std::move(z).unpartition().to_vector(),
               std::vector<float>(kSmall, static_cast<float>(i + 1)))
         << "launch " << i + 1;
+  }
+}
+
+// A ring of three launches in flight that waits for the oldest before each launch (time_launches,
+// the benches): the first wait finds no mark behind the oldest, records one behind all three and
+// so waits for all of them. From then on each launch gets its own mark, so that a wait waits for
+// its launch only and the stream never drains between steps.
+TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterItsFirstWait) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const Stream own(gpu);
+  const StreamScope on(own);
+  auto x = ones<float>({kSmall}, gpu);
+  auto launch = [&](Partition<float, 1> out) { return tl_add(std::move(out), x, 1.0f).async(); };
+  std::deque<decltype(launch(std::declval<Partition<float, 1>>()))> ring;
+  for (int i = 0; i < 3; ++i)
+    ring.push_back(launch(zeros<float>({kSmall}, gpu).partition({kSmall})));
+  auto step = [&] {
+    Partition<float, 1> out = std::get<0>(std::move(ring.front()).sync());
+    ring.pop_front();
+    EXPECT_EQ(std::move(out).unpartition().to_vector(), std::vector<float>(kSmall, 2.0f));
+    ring.push_back(launch(zeros<float>({kSmall}, gpu).partition({kSmall})));
+  };
+  step();  // the wait that covers the two launches behind its own
+  const uint64_t marks_before = runtime::gpu_marks_recorded();
+  for (int i = 0; i < 30; ++i) step();
+  EXPECT_EQ(runtime::gpu_marks_recorded() - marks_before, 30u)
+      << "one mark recorded by each launch, none by a wait";
+  while (!ring.empty()) {
+    EXPECT_EQ(std::get<0>(std::move(ring.front()).sync()).unpartition().to_vector(),
+              std::vector<float>(kSmall, 2.0f));
+    ring.pop_front();
   }
 }
 
