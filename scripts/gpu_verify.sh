@@ -4,8 +4,8 @@
 # most 8 files; the scripts below write more):
 #   gemm      issue 9: memcheck and racecheck over the GEMM GPU tests (the pipelined sm_90a GEMM
 #             and its sm_80 lowering), building only their test binary
-#   rowwise   issue 12: scripts/ab_rowwise.sh (programmatic launch and persistent-grid A/B at
-#             32768x4096, the streamed defaults, the table beside Triton, ncu of RMSNorm)
+#   rowwise   issue 12: scripts/ab_rowwise.sh (the timeline's GPU tests, the marks A/B at
+#             32768x4096 and 8192^2, the tables in the ring and flushed, Triton both ways)
 #   qwen3     issue 14: the engine's logits against transformers' Qwen3 (scripts/qwen3_gpu.sh,
 #             check only: its own build, the weights, transformers' references, then the engine's
 #             kernels compiled from a cold cache; a call of its own)

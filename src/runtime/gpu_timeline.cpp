@@ -68,7 +68,7 @@ const StreamTimeline::Mark& StreamTimeline::covering(uint64_t seq) {
   // oldest of three launches in flight (time_launches, a pipeline's double buffers) would drain
   // the stream at every third step, the GPU idle while the host launches again. (H100, softmax
   // 32768x4096: 180 us a kernel in ncu's back-to-back run, 218 us a step of bench_rowwise's ring;
-  // whether this is all of that gap is scripts/ab_marks.sh's to measure.) So the next
+  // whether this is all of that gap is scripts/ab_rowwise.sh's A/B to measure.) So the next
   // kDenseLaunches launches get a mark each (an event record in the launch call), then the
   // cadence is tried again.
   if (seq < queued_ && dense_marks_) dense_until_ = queued_ + kDenseLaunches;
