@@ -346,6 +346,10 @@ int main(int argc, char** argv) {
       "%-40s %10.2f us checks, %.2f lookup, %.2f packing, %.2f ordering, %.2f queueing (driver)\n",
       "  the launch call, by phase (mean)", profile.checks_ns * per, profile.lookup_ns * per,
       profile.pack_ns * per, profile.start_ns * per, profile.queue_ns * per);
+  std::printf(
+      "%-40s %10.2f us the driver's launch call (parameters packed), %.2f marks, %.2f rest\n",
+      "  of the queueing (mean)", profile.driver_launch_ns * per, profile.marks_ns * per,
+      (profile.queue_ns - profile.driver_launch_ns - profile.marks_ns) * per);
   std::printf("%-40s %10.2f us\n", "raw chain of 8, one sync (per kernel)", raw_chain);
   std::printf("%-40s %10.2f us  (%.2fx raw)\n", "tessera chain of 8, one sync (per kernel)",
               safe_chain, safe_chain / raw_chain);

@@ -21,6 +21,8 @@
 
 #include "tessera/backend/cuda/event.hpp"
 
+#include "phase_clock.hpp"
+
 namespace tessera::runtime {
 
 namespace cuda = backend::cuda;
@@ -46,13 +48,16 @@ class StreamTimeline {
   template <class F>
   uint64_t queue(F&& queue_work) {
     std::lock_guard lock(mu_);
+    PhaseClock clock;
     queue_work();
+    clock.mark(&LaunchProfile::driver_launch_ns);
     const uint64_t seq = ++queued_;
     if (seq - last_mark_ >= (seq <= dense_until_ ? 1 : kMarkEvery)) {
       try {
         record_mark();
       } catch (...) {  // the next need records one (and reports the driver's failure)
       }
+      clock.mark(&LaunchProfile::marks_ns);
     }
     return seq;
   }

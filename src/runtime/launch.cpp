@@ -4,7 +4,6 @@
 #include <array>
 #include <atomic>
 #include <cctype>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -29,6 +28,7 @@
 #include "handle_internals.hpp"
 #include "ir_cache.hpp"
 #include "pending_access.hpp"
+#include "phase_clock.hpp"
 
 namespace tessera::runtime {
 
@@ -385,44 +385,6 @@ void specialization_key(std::string& key, const KernelSite& site, std::span<cons
 }
 
 }  // namespace
-
-// ---- launch profile (launch_profile.hpp) ----------------------------------------------------
-
-namespace {
-std::atomic<bool> g_profiling{false};
-thread_local LaunchProfile t_profile;
-
-// Adds the time since the last mark to one phase, when profiling is on.
-class PhaseClock {
- public:
-  PhaseClock() : on_(g_profiling.load(std::memory_order_relaxed)) {
-    if (on_) last_ = std::chrono::steady_clock::now();
-  }
-  void mark(uint64_t LaunchProfile::*phase) {
-    if (!on_) return;
-    const auto now = std::chrono::steady_clock::now();
-    t_profile.*phase += static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(now - last_).count());
-    last_ = now;
-  }
-  void count_launch() {
-    if (on_) ++t_profile.launches;
-  }
-
- private:
-  bool on_;
-  std::chrono::steady_clock::time_point last_;
-};
-}  // namespace
-
-void profile_launches(bool on) {
-  g_profiling.store(on, std::memory_order_relaxed);
-  t_profile = {};
-}
-
-LaunchProfile take_launch_profile() {
-  return std::exchange(t_profile, {});
-}
 
 CheckedLaunch check_launch(const KernelSite& site, std::span<const LaunchArg> args,
                            const TraceFn& trace, SourceLoc call) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <tessera/runtime/gpu.hpp>
+#include <tessera/runtime/launch_profile.hpp>
 #include <tessera/runtime/stream.hpp>
 #include <tessera/tessera.hpp>
 
@@ -105,6 +106,35 @@ TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterItsFirstW
               std::vector<float>(kSmall, 2.0f));
     ring.pop_front();
   }
+}
+
+// bench/launch's split of a GPU launch's queueing: the driver's launch call is timed on every
+// launch, the marks' event records only on the launches that record one, both inside queue_ns.
+TEST(GpuTimeline, TheLaunchProfileSplitsTheQueueingIntoTheDriversCallAndTheMarks) {
+  SKIP_WITHOUT_GPU();
+  const Device gpu = Device::cuda(0);
+  const Stream own(gpu);
+  const StreamScope on(own);
+  auto x = ones<float>({kSmall}, gpu);
+  std::vector<Partition<float, 1>> outs;
+  for (int i = 0; i < 8; ++i) outs.push_back(zeros<float>({kSmall}, gpu).partition({kSmall}));
+  (void)tl_add(zeros<float>({kSmall}, gpu).partition({kSmall}), x, 1.0f).sync();  // compiled
+  const uint64_t marks_before = runtime::gpu_marks_recorded();
+  runtime::profile_launches(true);
+  using Pending = decltype(tl_add(std::move(outs[0]), x, 1.0f));
+  std::vector<std::optional<Pending>> pending(8);
+  for (int i = 0; i < 8; ++i) pending[i].emplace(tl_add(std::move(outs[i]), x, 1.0f));
+  const runtime::LaunchProfile p = runtime::take_launch_profile();
+  runtime::profile_launches(false);
+  const uint64_t marks = runtime::gpu_marks_recorded() - marks_before;
+  EXPECT_EQ(p.launches, 8u);
+  EXPECT_GT(p.driver_launch_ns, 0u);
+  EXPECT_GE(marks, 1u) << "8 launches record a mark every StreamTimeline::kMarkEvery";
+  EXPECT_GT(p.marks_ns, 0u);
+  EXPECT_LE(p.driver_launch_ns + p.marks_ns, p.queue_ns);
+  for (auto& f : pending)
+    EXPECT_EQ(std::get<0>(std::move(*f).sync()).unpartition().to_vector(),
+              std::vector<float>(kSmall, 2.0f));
 }
 
 TEST(GpuTimeline, ASecondStreamOrderedAfterTheFiftySeventhLaunchOfTheFirstSeesItsResult) {

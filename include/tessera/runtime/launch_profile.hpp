@@ -15,6 +15,11 @@ struct LaunchProfile {
   uint64_t pack_ns = 0;    // the backend's arguments, and the device's limits checked on them
   uint64_t start_ns = 0;   // ordering: finding the launches to follow, recording this one
   uint64_t queue_ns = 0;   // queueing the work: on a GPU the driver's calls (launch, event)
+  // Of queue_ns, on a GPU: the kernel's parameters packed and the driver's launch call, and the
+  // events recorded as the stream's marks (src/runtime/gpu_timeline.hpp). The rest of queue_ns is
+  // the error report, other streams' orders and the Completion.
+  uint64_t driver_launch_ns = 0;
+  uint64_t marks_ns = 0;
 };
 
 // Turns profiling on or off (for every thread) and clears this thread's sums.
