@@ -15,6 +15,14 @@ constexpr size_t kSpareEvents = 8;
 // Marks in flight from which a new mark first asks whether the oldest ones were passed.
 constexpr size_t kMarksBeforeAsking = 4;
 std::atomic<uint64_t> g_marks{0};
+// TESSERA_AB_DENSE_MARKS=0 (session 15's A/B, to be removed): never a mark per launch.
+bool dense_marks_allowed() {
+  static const bool allowed = [] {
+    const char* e = std::getenv("TESSERA_AB_DENSE_MARKS");
+    return !e || std::string_view(e) != "0";
+  }();
+  return allowed;
+}
 }  // namespace
 
 uint64_t gpu_marks_recorded() noexcept {
@@ -22,11 +30,7 @@ uint64_t gpu_marks_recorded() noexcept {
 }
 
 StreamTimeline::StreamTimeline(const cuda::DeviceContext& ctx, CUstream stream)
-    : ctx_(&ctx),
-      stream_(stream),
-      dense_marks_(!std::getenv("TESSERA_AB_DENSE_MARKS") ||
-                   std::string_view(std::getenv("TESSERA_AB_DENSE_MARKS")) != "0"),
-      ring_(16) {
+    : ctx_(&ctx), stream_(stream), dense_marks_(dense_marks_allowed()), ring_(16) {
   spare_.reserve(kSpareEvents);
 }
 
@@ -63,15 +67,6 @@ const StreamTimeline::Mark& StreamTimeline::covering(uint64_t seq) {
     const Mark& m = ring_[(head_ + i) & (ring_.size() - 1)];
     if (m.seq >= seq) return m;
   }
-  // The mark recorded now also covers the launches queued after `seq`, and a wait on it waits for
-  // them too. Where that happens once it tends to happen at every step: a ring that waits for the
-  // oldest of three launches in flight (time_launches, a pipeline's double buffers) would drain
-  // the stream at every third step, the GPU idle while the host launches again. (H100, softmax
-  // 32768x4096: 180 us a kernel in ncu's back-to-back run, 218 us a step of bench_rowwise's ring;
-  // whether this is all of that gap is scripts/ab_rowwise.sh's A/B to measure.) So the next
-  // kDenseLaunches launches get a mark each (an event record in the launch call), then the
-  // cadence is tried again.
-  if (seq < queued_ && dense_marks_) dense_until_ = queued_ + kDenseLaunches;
   record_mark();
   return ring_[(head_ + count_ - 1) & (ring_.size() - 1)];
 }
@@ -126,19 +121,40 @@ void StreamTimeline::wait(uint64_t seq) {
   if (known_done(seq)) return;
   std::shared_ptr<cuda::Event> event;
   uint64_t mark = 0;
-  bool whole_stream = false;
+  bool whole_stream = false, overshoots = false;
   {
     std::lock_guard lock(mu_);
     if (known_done(seq)) return;
     // The newest launch, and no mark behind it: waiting for the stream costs one driver call
     // instead of two (a record and a wait), as a raw launch-and-synchronize does.
     whole_stream = seq == queued_ && last_mark_ < seq;
+    const bool uncovered = last_mark_ < seq;
     if (whole_stream) {
       mark = queued_;
     } else {
       const Mark& m = covering(seq);
       event = m.event;
       mark = m.seq;
+      overshoots = uncovered && mark > seq && dense_marks_;
+    }
+  }
+  // The mark recorded for this wait covers the launches queued after `seq` too: if they are still
+  // running, the host waits for them and the stream drains (the GPU idle until the host launches
+  // again). A ring that waits for the oldest of two or three launches in flight (time_launches, a
+  // pipeline's buffers) does that at every few steps; so a second such wait within
+  // kOvershootWindow launches of the first gives the next kDenseLaunches launches a mark each (an
+  // event record in each launch call), after which the cadence is tried again.
+  if (overshoots) {
+    bool finished = true;
+    try {
+      finished = event->query();
+    } catch (...) {  // the work failed: the synchronize below reports it
+    }
+    if (!finished) {
+      std::lock_guard lock(mu_);
+      if (last_overshoot_ != 0 && mark - last_overshoot_ <= kOvershootWindow)
+        dense_until_ = queued_ + kDenseLaunches;
+      last_overshoot_ = mark;
     }
   }
   // Outside the lock: other threads keep launching on the stream.

@@ -6,7 +6,7 @@
 // ordered after it, or a poll once the stream has passed every mark. A mark covers every launch
 // numbered at or before it, since a stream runs its work in order. A mark recorded on demand
 // covers the launches queued after the one asked about too, and a wait on it waits for them: a
-// stream whose waits do that gets a mark per launch for a while (covering()). Private to the
+// stream whose waits keep doing that gets a mark per launch for a while (wait()). Private to the
 // runtime.
 #pragma once
 
@@ -32,8 +32,10 @@ class StreamTimeline {
   // A mark every this many launches: what a wait for a recent launch waits past it at most, and
   // how many launches share one event record.
   static constexpr uint64_t kMarkEvery = 4;
-  // Launches that get a mark each after a mark recorded on demand covered later launches too.
+  // Launches that get a mark each once two waits within kOvershootWindow launches had to wait for
+  // launches queued after theirs (wait()).
   static constexpr uint64_t kDenseLaunches = 256;
+  static constexpr uint64_t kOvershootWindow = 16;
 
   StreamTimeline(const cuda::DeviceContext& ctx, CUstream stream);
   StreamTimeline(const StreamTimeline&) = delete;
@@ -96,11 +98,11 @@ class StreamTimeline {
   const cuda::DeviceContext* ctx_;
   const CUstream stream_;
   mutable std::mutex mu_;
-  uint64_t queued_ = 0;       // the last launch's number
-  uint64_t last_mark_ = 0;    // the number the newest mark covers up to
-  uint64_t dense_until_ = 0;  // launches numbered up to this get a mark each
-  // TESSERA_AB_DENSE_MARKS=0 (session 15's A/B, to be removed): never a mark per launch.
-  const bool dense_marks_;
+  uint64_t queued_ = 0;          // the last launch's number
+  uint64_t last_mark_ = 0;       // the number the newest mark covers up to
+  uint64_t dense_until_ = 0;     // launches numbered up to this get a mark each
+  uint64_t last_overshoot_ = 0;  // the mark of the last wait that waited past its launch
+  const bool dense_marks_;       // TESSERA_AB_DENSE_MARKS is not "0"
   std::atomic<uint64_t> done_{0};
   // close() was called: the stream is gone, and a stream with its handle is another one.
   std::atomic<bool> closed_{false};

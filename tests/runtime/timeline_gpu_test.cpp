@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <optional>
 #include <string>
@@ -77,16 +78,22 @@ TEST(GpuTimeline, AFutureWaitedForAfterAHundredLaunchesWithoutEventsHoldsItsResu
 }
 
 // A ring of three launches in flight that waits for the oldest before each launch (time_launches,
-// the benches): the first wait finds no mark behind the oldest, records one behind all three and
-// so waits for all of them. From then on each launch gets its own mark, so that a wait waits for
-// its launch only and the stream never drains between steps.
-TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterItsFirstWait) {
+// the benches): with a mark every StreamTimeline::kMarkEvery launches, a wait finds no mark behind
+// the oldest every few steps, records one behind all three and so waits for all of them, draining
+// the stream. The second such wait gives the stream's next launches a mark each, so that from then
+// on a wait waits for its own launch only.
+TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterTwoWaitsDrainedIt) {
   SKIP_WITHOUT_GPU();
+  if (const char* e = std::getenv("TESSERA_AB_DENSE_MARKS"); e && std::string(e) == "0")
+    GTEST_SKIP() << "TESSERA_AB_DENSE_MARKS=0 turns the marks per launch off";
   const Device gpu = Device::cuda(0);
   const Stream own(gpu);
   const StreamScope on(own);
   auto x = ones<float>({kSmall}, gpu);
-  auto launch = [&](Partition<float, 1> out) { return tl_add(std::move(out), x, 1.0f).async(); };
+  // Slow launches: the two behind the oldest are still running when it is waited for.
+  auto launch = [&](Partition<float, 1> out) {
+    return tl_slow(std::move(out), x, kSlowSteps).async();
+  };
   std::deque<decltype(launch(std::declval<Partition<float, 1>>()))> ring;
   for (int i = 0; i < 3; ++i)
     ring.push_back(launch(zeros<float>({kSmall}, gpu).partition({kSmall})));
@@ -96,7 +103,9 @@ TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterItsFirstW
     EXPECT_EQ(std::move(out).unpartition().to_vector(), std::vector<float>(kSmall, 2.0f));
     ring.push_back(launch(zeros<float>({kSmall}, gpu).partition({kSmall})));
   };
-  step();  // the wait that covers the two launches behind its own
+  // Launches 1-3 queued. Steps 1 and 4 wait for launches 1 and 4, which no mark covers: each
+  // records one behind launches 3 and 6 and waits for them.
+  for (int i = 0; i < 4; ++i) step();
   const uint64_t marks_before = runtime::gpu_marks_recorded();
   for (int i = 0; i < 30; ++i) step();
   EXPECT_EQ(runtime::gpu_marks_recorded() - marks_before, 30u)
