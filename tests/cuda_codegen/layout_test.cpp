@@ -269,6 +269,27 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
   EXPECT_FALSE(four.compiled.ptx.empty());
 }
 
+TEST(EmittedCode, StreamedPassesTakeTheLargestGroupThatDividesTheThreadsVectors) {
+  // A 24576-wide f16 row streamed by 512 threads: 6 vectors a thread, which 4 do not divide; the
+  // steps then take 2 vectors each (not 1), so that two loads are still in flight together.
+  const ir::Function softmax = prepared(trace_kernel<Out<half>, In<half>>(
+      "softmax_24576", {out_param("z", DType::F16, {1, 24576}), in_param("x", DType::F16, 2)},
+      [](Out<half> z, In<half> x) {
+        auto v = load_like(x, z).cast<float>();
+        auto e = exp(v - max(v, 1));
+        z.store((e / sum(e, 1)).cast<half>());
+      }));
+  const LayoutPlan p = plan(softmax);
+  ASSERT_TRUE(p.stream_rows);
+  ASSERT_EQ(p.threads, 512);
+  const Built b = build(softmax, aligned_spec(softmax, kSm90a));
+  const std::string& src = b.kernel.source;
+  EXPECT_NE(src.find("for (int kv = 0; kv < 3; ++kv)"), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int k = kv * 2; k < kv * 2 + 2; ++k)"), std::string::npos) << src;
+  EXPECT_EQ(src.find("for (int k = kv; k < kv + 1; ++k)"), std::string::npos) << src;
+  EXPECT_FALSE(b.compiled.ptx.empty());
+}
+
 TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {
   // A norm whose weight and bias rows are as large as its tile: 768 resident threads (85
   // registers, where 64 would spill), and a grid of exactly those blocks, each looping over rows.

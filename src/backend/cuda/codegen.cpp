@@ -363,8 +363,8 @@ void Emitter::block(const ir::Block& b) {
     const ir::ValueId stored = b.ops.back().operands[0];
     line("// The epilogue, one vector at a time (Emitter::epilogue_start).");
     const int64_t vectors = plan_.vectors(numel(type(stored).shape));
-    int group = plan_.stream_rows ? plan_.stream_group : plan_.epilogue_group;
-    if (vectors % group != 0) group = 1;
+    const int group =
+        vectors_a_step(vectors, plan_.stream_rows ? plan_.stream_group : plan_.epilogue_group);
     unroll();
     open("for (int kv = 0; kv < ", vectors / group, "; ++kv)");
     vector_only_ = group == 1 ? "kv" : "kv * " + str(group);

@@ -360,6 +360,12 @@ class Emitter {
   // How many consecutive vectors, from vector_only_ on, each step covers: a streamed pass loads
   // that many vectors under one whole-tile test, so their loads are in flight together.
   int vector_group_ = 1;
+  // The vectors a step covers out of `vectors`: the largest of wanted, wanted / 2, ..., 1 that
+  // divides them (a thread's 6 vectors go 2 a step when 4 are wanted, not 1).
+  static int vectors_a_step(int64_t vectors, int wanted) {
+    while (wanted > 1 && vectors % wanted != 0) wanted /= 2;
+    return wanted;
+  }
   std::vector<bool> streamed_;                                    // by ValueId
   std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
   int remat_scope_ = 0;

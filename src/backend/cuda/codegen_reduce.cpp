@@ -63,7 +63,7 @@ void Emitter::reduce(const ir::Op& op) {
                                                                       : "tsr_inf_f32()";
       line(acc, " p = ", identity, ";");
       // Vectors in steps of stream_group (LayoutPlan): each step's loads are issued together.
-      const int group = k_count % plan_.stream_group == 0 ? plan_.stream_group : 1;
+      const int group = vectors_a_step(k_count, plan_.stream_group);
       unroll();
       open("for (int kv = 0; kv < ", k_count / group, "; ++kv)");
       vector_only_ = group == 1 ? "kv" : "kv * " + str(group);
