@@ -30,21 +30,32 @@ except Exception:  # pragma: no cover - Triton missing: torch only
         return times[len(times) // 2]
 
 
-def back_to_back_ms(fn, outs, launches=20, rounds=7):
-    """Median ms per launch of `launches` launches queued back to back, each writing the next of
-    `outs` (no cache flush between them, events around the whole round): how bench/rowwise's ring
-    times Tessera, for the same comparison. do_bench instead flushes L2 and times each launch."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for i in range(2 * len(outs)):
-        fn(outs[i % len(outs)])
+def ring_ms(fn, xs, outs, launches=20, rounds=7):
+    """Median ms per launch as bench/rowwise's ring times Tessera: len(outs) launches in flight,
+    each new launch after a host wait for the oldest (its event), inputs taken in turn from `xs`,
+    the host's clock around `launches` launches, rounds running into each other, no L2 flush.
+    (do_bench instead flushes L2 and times each launch alone with events.)"""
+    import time
+    events = [torch.cuda.Event() for _ in outs]
+    n = 0
+
+    def step():
+        nonlocal n
+        j = n % len(outs)
+        events[j].synchronize()
+        fn(xs[n % len(xs)], outs[j])
+        events[j].record()
+        n += 1
+
+    for _ in range(2 * len(outs)):
+        step()
     times = []
     for _ in range(rounds):
-        start.record()
-        for i in range(launches):
-            fn(outs[i % len(outs)])
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / launches)
+        t0 = time.perf_counter()
+        for _ in range(launches):
+            step()
+        times.append((time.perf_counter() - t0) * 1e3 / launches)
+    torch.cuda.synchronize()
     times.sort()
     return times[len(times) // 2]
 
@@ -141,7 +152,7 @@ ROWWISE_SHAPES = [(8192, 8192), (32768, 4096), (1024, 65536)]
 def bench_rowwise(shapes, back_to_back=False):
     """bench/rowwise's workloads: softmax, RMSNorm, LayerNorm in f16 and bf16, torch eager and
     Triton (one program per row). Each Triton result is checked against torch in f32.
-    back_to_back: each Triton row again, timed as bench/rowwise times Tessera (triton-b2b rows)."""
+    back_to_back: each Triton row again, timed as bench/rowwise times Tessera (triton-ring rows)."""
     eps = 1e-5
     for rows, cols in shapes:
         for dtype, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
@@ -159,19 +170,19 @@ def bench_rowwise(shapes, back_to_back=False):
             }
             runs = {
                 "softmax": (lambda: torch.softmax(x, dim=-1),
-                            triton and (lambda o: triton_softmax(x, o))),
+                            triton and (lambda xi, o: triton_softmax(xi, o))),
                 "rmsnorm": (lambda: torch.nn.functional.rms_norm(x, (cols,), w.to(dtype), eps),
-                            triton and (lambda o: triton_rmsnorm(x, w, o, eps))),
+                            triton and (lambda xi, o: triton_rmsnorm(xi, w, o, eps))),
                 "layernorm": (lambda: torch.nn.functional.layer_norm(x, (cols,), w.to(dtype),
                                                                      b.to(dtype), eps),
-                              triton and (lambda o: triton_layernorm(x, w, b, o, eps))),
+                              triton and (lambda xi, o: triton_layernorm(xi, w, b, o, eps))),
             }
             for op, (eager, fused_into) in runs.items():
                 row(f"torch {op} {tag} {shape}",
                     do_bench(eager, warmup=25, rep=200, return_mode="median"), nbytes)
                 if not fused_into:
                     continue
-                fused = lambda: fused_into(out)  # noqa: E731
+                fused = lambda: fused_into(x, out)  # noqa: E731
                 fused()
                 ref = refs[op]
                 err = ((out.float() - ref).norm() / ref.norm()).item()
@@ -181,9 +192,9 @@ def bench_rowwise(shapes, back_to_back=False):
                 row(f"triton {op} {tag} {shape}",
                     do_bench(fused, warmup=25, rep=200, return_mode="median"), nbytes)
                 if back_to_back:
+                    xs = [x, x.clone(), x.clone()]
                     outs = [out] + [torch.empty_like(x) for _ in range(2)]
-                    row(f"triton-b2b {op} {tag} {shape}", back_to_back_ms(fused_into, outs),
-                        nbytes)
+                    row(f"triton-ring {op} {tag} {shape}", ring_ms(fused_into, xs, outs), nbytes)
 
 
 def bench_softmax(shapes):
@@ -276,9 +287,12 @@ def main():
     p.add_argument("--gemm", action="store_true", help="only the GEMM rows")
     p.add_argument("--rowwise", action="store_true", help="only bench/rowwise's rows")
     p.add_argument("--back-to-back", action="store_true",
-                   help="with --rowwise: Triton also timed as bench/rowwise times Tessera")
+                   help="with --rowwise: Triton also timed as bench/rowwise times Tessera "
+                        "(a ring of 3 launches, a host wait for the oldest, 3 inputs in turn)")
     p.add_argument("--attention", action="store_true", help="only bench/attention's rows")
     args = p.parse_args()
+    if args.back_to_back and not args.rowwise:
+        p.error("--back-to-back goes with --rowwise")
     print(f"# {torch.cuda.get_device_name()}  torch {torch.__version__}  triton "
           f"{triton.__version__ if triton else 'absent'}")
     if args.gemm:
