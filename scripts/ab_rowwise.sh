@@ -19,10 +19,13 @@ mkdir -p "$OUT"
 # edit).
 { [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release; } &&
   cmake --build "$build" -j "$(nproc)" --target bench_rowwise timeline_gpu_tests \
-    >"$OUT/rowwise_build.log" 2>&1
-echo "build rc=$?"
+    >"$OUT/rowwise_build.log" 2>&1 || {
+  echo "build FAILED (see rowwise_build.log)"
+  exit 1
+}
 timeout 60 "$build/tests/runtime/timeline_gpu_tests" >"$OUT/timeline_tests.txt" 2>&1
-echo "timeline_gpu_tests rc=$?"
+echo "rc=$?" >>"$OUT/timeline_tests.txt"
+grep -E "^\[  (PASSED|FAILED) |^rc=" "$OUT/timeline_tests.txt"
 grep -E "^\[  (PASSED|FAILED) |Failure" "$OUT/timeline_tests.txt"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 command -v "$PY" >/dev/null || PY=python3
@@ -50,6 +53,7 @@ echo "rc=$?" >>"$OUT/torch.txt"
 cat "$OUT/ab.txt"
 grep -hE "softmax|rmsnorm|layernorm|rc=" "$OUT"/full_*.txt "$OUT"/flushed_*.txt
 grep -E "triton|torch|rc=" "$OUT/torch.txt"
-# Non-zero when a bench's own check failed (it exits 1 on a wrong element) or a test failed.
-! grep -qE "^rc=[1-9]" "$OUT"/ab.txt "$OUT"/full_*.txt "$OUT"/flushed_*.txt "$OUT/torch.txt" &&
-  ! grep -q "FAILED" "$OUT/timeline_tests.txt"
+# Non-zero when a bench's own check failed (it exits 1 on a wrong element), a run timed out or a
+# test failed or crashed.
+! grep -qE "^rc=[1-9]" "$OUT"/ab.txt "$OUT"/full_*.txt "$OUT"/flushed_*.txt "$OUT/torch.txt" \
+  "$OUT/timeline_tests.txt"

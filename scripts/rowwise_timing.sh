@@ -20,8 +20,12 @@ export TESSERA_QUIET=1
 { [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release; } \
   >"$OUT/configure.log" 2>&1 &&
   cmake --build "$build" -j "$(nproc)" --target bench_rowwise bench_launch >"$OUT/build.log" 2>&1
-echo "build rc=$?"
+build_rc=$?
 wait
+[ $build_rc = 0 ] || {
+  echo "build FAILED (see build.log)"
+  exit 1
+}
 B=$build/bench/bench_rowwise
 shapes="32768 4096 8192 8192"
 for dtype in f16 bf16; do
@@ -34,6 +38,7 @@ for op in rmsnorm softmax; do
   timeout 60 ncu --clock-control none --cache-control none -k "regex:$op" -c 8 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
     "$B" --op "$op" --dtype f16 --numerics fast 32768 4096 >"$OUT/ncu_$op.txt" 2>&1
+  echo "rc=$?" >>"$OUT/ncu_$op.txt"
 done
 for pdl in 1 0; do
   TESSERA_PDL=$pdl timeout 60 "$build/bench/bench_launch" >"$OUT/launch_pdl$pdl.txt" 2>&1
@@ -42,4 +47,8 @@ done
 grep -hE "32768|8192x8192|rc=" "$OUT"/triton.txt "$OUT"/ring_*.txt "$OUT"/flushed_*.txt
 grep -hE "duration|dram__bytes" "$OUT"/ncu_*.txt
 grep -hE "x raw|µs|us " "$OUT"/launch_pdl*.txt | head -30
+# Non-zero when a bench's own check failed (it exits 1 on a wrong element) or a run timed out.
+failed=0
+grep -qE "^rc=[1-9]" "$OUT"/*.txt && failed=1
 tar czf "$OUT.tgz" -C "$(dirname "$OUT")" rowwise_timing && rm -rf "$OUT"
+exit $failed
