@@ -25,8 +25,7 @@ mkdir -p "$OUT"
 }
 timeout 60 "$build/tests/runtime/timeline_gpu_tests" >"$OUT/timeline_tests.txt" 2>&1
 echo "rc=$?" >>"$OUT/timeline_tests.txt"
-grep -E "^\[  (PASSED|FAILED) |^rc=" "$OUT/timeline_tests.txt"
-grep -E "^\[  (PASSED|FAILED) |Failure" "$OUT/timeline_tests.txt"
+grep -E "^\[  (PASSED|FAILED) |Failure|^rc=" "$OUT/timeline_tests.txt"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 command -v "$PY" >/dev/null || PY=python3
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
