@@ -244,27 +244,43 @@ bool bench_all(const Filter& only, const char* tag, int64_t rows, int64_t cols) 
   return ok;
 }
 
+// A positive dimension, or 0 for anything else.
+int64_t dimension(const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  return end != text && *end == '\0' && v > 0 ? v : 0;
+}
+
+int usage(const std::string& why) {
+  std::fprintf(stderr,
+               "rowwise: %s\nusage: rowwise [--op softmax|rmsnorm|layernorm] [--dtype f16|bf16] "
+               "[--numerics exact|fast] [--flush-l2] [ROWS COLS ...]\n",
+               why.c_str());
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::pair<int64_t, int64_t>> shapes;
+  std::vector<int64_t> dims;
   Filter only;
   for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (flag == "--flush-l2") {
+    const std::string arg = argv[i];
+    if (arg == "--flush-l2") {
       flush_l2 = true;
-      continue;
+    } else if (arg == "--op" || arg == "--dtype" || arg == "--numerics") {
+      if (i + 1 == argc) return usage(arg + " needs a value");
+      std::string& value = arg == "--op" ? only.op : arg == "--dtype" ? only.dtype : only.numerics;
+      value = argv[++i];
+    } else if (const int64_t d = dimension(argv[i]); d > 0) {
+      dims.push_back(d);
+    } else {
+      return usage("unknown argument '" + arg + "' (shapes are positive ROWS COLS pairs)");
     }
-    if (++i == argc) break;
-    if (flag == "--op")
-      only.op = argv[i];
-    else if (flag == "--dtype")
-      only.dtype = argv[i];
-    else if (flag == "--numerics")
-      only.numerics = argv[i];
-    else
-      shapes.emplace_back(std::atoll(argv[i - 1]), std::atoll(argv[i]));
   }
+  if (dims.size() % 2 != 0) return usage("a shape needs both ROWS and COLS");
+  for (size_t i = 0; i < dims.size(); i += 2) shapes.emplace_back(dims[i], dims[i + 1]);
   if (shapes.empty()) shapes = {{8192, 8192}, {32768, 4096}, {1024, 65536}};
   std::printf("# tessera rowwise on %s (one row per tile block%s)\n",
               default_device().str().c_str(),
