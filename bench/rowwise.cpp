@@ -6,9 +6,9 @@
 //
 // Each row: the median time per launch (a ring of async launches, 7 rounds after warm-up, fresh
 // random inputs, three copies of the input taken in turn so that a launch never finds the one
-// before it's input in L2: a 128 MiB input read twice in a row came partly from the 50-60 MiB L2,
-// 9% faster than from memory at 8192x8192 on an H100) and GB/s counting what must move: the input
-// read once and the output written once (the norms' weight rows are noise beside that). Every
+// before it's input in L2: with one input, the 8192x8192 ring ran 5-9% above the kernel timed
+// with L2 flushed on an H100, L2 reuse the suspected cause) and GB/s counting what must move: the
+// input read once and the output written once (the norms' weight rows are noise beside that). Every
 // result is checked on 16 random rows against a double-precision reference; a wrong element is
 // printed and the program exits 1.
 //
