@@ -26,9 +26,30 @@ class LaunchRing {
   // Launches again with a finished output, or waits for the oldest launch and launches again
   // with its output.
   void relaunch_oldest() {
+    if (!timed_) {
+      Out out = finished_.empty() ? wait_oldest() : take_finished();
+      ring_.push_back(launch_(std::move(out)).async());
+      return;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
     Out out = finished_.empty() ? wait_oldest() : take_finished();
+    const auto t1 = std::chrono::steady_clock::now();
     ring_.push_back(launch_(std::move(out)).async());
+    wait_s_ += std::chrono::duration<double>(t1 - t0).count();
+    launch_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    ++steps_;
   }
+
+  // Where the host's time goes from now on: each relaunch_oldest() timed in its wait for the
+  // oldest launch and in its launch call (two clock reads a step).
+  void time_host(bool on) {
+    timed_ = on;
+    wait_s_ = launch_s_ = 0;
+    steps_ = 0;
+  }
+  // Mean microseconds a step spent waiting and launching since time_host(true).
+  double wait_us() const { return steps_ ? wait_s_ * 1e6 / static_cast<double>(steps_) : 0; }
+  double launch_us() const { return steps_ ? launch_s_ * 1e6 / static_cast<double>(steps_) : 0; }
 
   // Waits for every launch still queued; their outputs are finished (relaunched next).
   void wait_all() {
@@ -53,6 +74,9 @@ class LaunchRing {
   Launch launch_;
   std::deque<Pending> ring_;
   std::deque<Out> finished_;
+  bool timed_ = false;
+  double wait_s_ = 0, launch_s_ = 0;
+  long long steps_ = 0;
 };
 
 // Median milliseconds per launch over 7 rounds of `iterations` relaunches, after 6 to warm up.

@@ -16,6 +16,8 @@
 //   rowwise ROWS COLS [...]    these shapes
 //   --op softmax|rmsnorm|layernorm, --dtype f16|bf16, --numerics exact|fast: only those rows
 //   (for a profiler, which then sees one kernel)
+//   --host-split               also print, per row, the host's time a ring step spends waiting
+//                              for the oldest launch and in the launch call
 //   --flush-l2                 each launch after a 256 MiB write that evicts the L2, its time
 //                              subtracted (tessera::time_launches' flush_l2): how Triton's
 //                              do_bench times the Triton rows of bench/torch_reference.py, for
@@ -147,7 +149,9 @@ bool check(Op op, const char* what, const std::vector<T>& got, const std::vector
   return true;
 }
 
-bool flush_l2 = false;  // --flush-l2
+bool flush_l2 = false;                        // --flush-l2
+bool host_split = false;                      // --host-split
+double host_wait_us = 0, host_launch_us = 0;  // the last ring's, under --host-split
 
 template <class T, class Launch>
 double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
@@ -155,7 +159,11 @@ double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
   for (int i = 0; i < 3; ++i) outs.push_back(zeros<T>({rows, cols}).partition({1, cols}));
   if (flush_l2) return time_launches(launch, outs, {.flush_l2 = true}).median_ms;
   LaunchRing ring(std::move(launch), std::move(outs));
-  return median_ms_per_launch(ring, iterations);
+  ring.time_host(host_split);
+  const double ms = median_ms_per_launch(ring, iterations);
+  host_wait_us = ring.wait_us();
+  host_launch_us = ring.launch_us();
+  return ms;
 }
 
 // One shape's inputs, on the host (for the reference) and on the device, shared by every op: the
@@ -218,6 +226,9 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols, const Inputs<T>& 
   std::printf("%-48s %10.4f ms %10.1f GB/s\n",
               ("tessera " + what + " " + std::to_string(rows) + "x" + std::to_string(cols)).c_str(),
               ms, bytes / ms / 1e6);
+  if (host_split && !flush_l2)
+    std::printf("  host per ring step: %.1f us waiting for the oldest launch, %.1f us launching\n",
+                host_wait_us, host_launch_us);
   std::fflush(stdout);
   return ok;
 }
@@ -254,7 +265,7 @@ int64_t dimension(const char* text) {
 int usage(const std::string& why) {
   std::fprintf(stderr,
                "rowwise: %s\nusage: rowwise [--op softmax|rmsnorm|layernorm] [--dtype f16|bf16] "
-               "[--numerics exact|fast] [--flush-l2] [ROWS COLS ...]\n",
+               "[--numerics exact|fast] [--flush-l2] [--host-split] [ROWS COLS ...]\n",
                why.c_str());
   return 2;
 }
@@ -269,6 +280,8 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--flush-l2") {
       flush_l2 = true;
+    } else if (arg == "--host-split") {
+      host_split = true;
     } else if (arg == "--op" || arg == "--dtype" || arg == "--numerics") {
       if (i + 1 == argc) return usage(arg + " needs a value");
       std::string& value = arg == "--op" ? only.op : arg == "--dtype" ? only.dtype : only.numerics;

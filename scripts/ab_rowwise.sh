@@ -39,6 +39,10 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
     done
   done
 } >"$OUT/ab.txt" 2>&1
+# Where a ring step's host time goes (waiting for the oldest launch, launching).
+timeout 40 "$B" --host-split --dtype f16 --numerics fast 32768 4096 8192 8192 \
+  >"$OUT/host_split.txt" 2>&1
+echo "rc=$?" >>"$OUT/host_split.txt"
 for t in f16 bf16; do
   timeout 40 "$B" --dtype "$t" --numerics fast 8192 8192 32768 4096 1024 65536 >"$OUT/full_$t.txt" 2>&1
   echo "rc=$?" >>"$OUT/full_$t.txt"
@@ -50,9 +54,10 @@ PYTHONUNBUFFERED=1 timeout 90 "$PY" bench/torch_reference.py --rowwise --back-to
   >"$OUT/torch.txt" 2>&1
 echo "rc=$?" >>"$OUT/torch.txt"
 cat "$OUT/ab.txt"
+grep -vE "^#" "$OUT/host_split.txt"
 grep -hE "softmax|rmsnorm|layernorm|rc=" "$OUT"/full_*.txt "$OUT"/flushed_*.txt
 grep -E "triton|torch|rc=" "$OUT/torch.txt"
 # Non-zero when a bench's own check failed (it exits 1 on a wrong element), a run timed out or a
 # test failed or crashed.
-! grep -qE "^rc=[1-9]" "$OUT"/ab.txt "$OUT"/full_*.txt "$OUT"/flushed_*.txt "$OUT/torch.txt" \
+! grep -qE "^rc=[1-9]" "$OUT"/ab.txt "$OUT"/host_split.txt "$OUT"/full_*.txt "$OUT"/flushed_*.txt "$OUT/torch.txt" \
   "$OUT/timeline_tests.txt"
