@@ -2,10 +2,12 @@
 # The GPU checks the open issues still wait on, in priority order, each in its own folder under
 # $OUT/verify and all of it packed into $OUT/verify.tgz at the end (the device tool brings back at
 # most 8 files; the scripts below write more):
-#   gemm      issue 9: memcheck and racecheck over the GEMM GPU tests (the pipelined sm_90a GEMM
-#             and its sm_80 lowering), building only their test binary
 #   rowwise   issue 12: scripts/ab_rowwise.sh (the timeline's GPU tests, the marks A/B at
-#             32768x4096 and 8192^2, the tables in the ring and flushed, Triton both ways)
+#             32768x4096 and 8192^2, the ring's host split, the tables in the ring and flushed,
+#             Triton both ways)
+#   launch    issue 11: scripts/launch_ab.sh (bench_launch with programmatic launch on, off, on)
+#   gemm      issue 9 (resolved; named only): memcheck and racecheck over the GEMM GPU tests (the
+#             pipelined sm_90a GEMM and its sm_80 lowering), building only their test binary
 #   qwen3     issue 14: the engine's logits against transformers' Qwen3 (scripts/qwen3_gpu.sh,
 #             check only: its own build, the weights, transformers' references, then the engine's
 #             kernels compiled from a cold cache; a call of its own)
@@ -14,14 +16,14 @@
 #             NVRTC) under one sanitizer each; named only, each a call of its own
 # SESSION_S (default 560) bounds the whole; a step that would not fit is skipped and says so.
 # Exits non-zero when a step failed (each step's own logs say how).
-#   OUT=dir scripts/gpu_verify.sh [step ...]      (gemm rowwise when none is named)
+#   OUT=dir scripts/gpu_verify.sh [step ...]      (rowwise launch when none is named)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
 root=$OUT/verify
 mkdir -p "$root"
 budget=${SESSION_S:-560}
-steps=${*:-gemm rowwise}
+steps=${*:-rowwise launch}
 # step <name> <limit s> <command...>: runs it with OUT=$root/<name>, if it fits what is left.
 step() {
   local name=$1 limit=$2
@@ -45,6 +47,7 @@ failed=0
 step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TIMEOUT=60 \
   'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
 step rowwise 300 bash scripts/ab_rowwise.sh
+step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
 for tool in memcheck racecheck; do
