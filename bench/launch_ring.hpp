@@ -26,17 +26,13 @@ class LaunchRing {
   // Launches again with a finished output, or waits for the oldest launch and launches again
   // with its output.
   void relaunch_oldest() {
-    if (!timed_) {
-      Out out = finished_.empty() ? wait_oldest() : take_finished();
-      ring_.push_back(launch_(std::move(out)).async());
-      return;
-    }
-    const auto t0 = std::chrono::steady_clock::now();
+    const Clock::time_point t0 = timed_ ? Clock::now() : Clock::time_point{};
     Out out = finished_.empty() ? wait_oldest() : take_finished();
-    const auto t1 = std::chrono::steady_clock::now();
+    const Clock::time_point t1 = timed_ ? Clock::now() : Clock::time_point{};
     ring_.push_back(launch_(std::move(out)).async());
+    if (!timed_) return;
     wait_s_ += std::chrono::duration<double>(t1 - t0).count();
-    launch_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    launch_s_ += std::chrono::duration<double>(Clock::now() - t1).count();
     ++steps_;
   }
 
@@ -65,6 +61,7 @@ class LaunchRing {
   bool has_finished() const { return !finished_.empty(); }
 
  private:
+  using Clock = std::chrono::steady_clock;
   using Pending = decltype(std::declval<Launch&>()(std::declval<Out>()).async());
   Out wait_oldest() {
     Out out = std::get<0>(std::move(ring_.front()).sync());

@@ -149,21 +149,24 @@ bool check(Op op, const char* what, const std::vector<T>& got, const std::vector
   return true;
 }
 
-bool flush_l2 = false;                        // --flush-l2
-bool host_split = false;                      // --host-split
-double host_wait_us = 0, host_launch_us = 0;  // the last ring's, under --host-split
+bool flush_l2 = false;    // --flush-l2
+bool host_split = false;  // --host-split
+
+// A row's time per launch, and where a ring step's host time went (--host-split; else zeros).
+struct RingTime {
+  double ms = 0;
+  double wait_us = 0, launch_us = 0;
+};
 
 template <class T, class Launch>
-double time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
+RingTime time_ring(int64_t rows, int64_t cols, int iterations, Launch launch) {
   std::vector<Partition<T, 2>> outs;
   for (int i = 0; i < 3; ++i) outs.push_back(zeros<T>({rows, cols}).partition({1, cols}));
-  if (flush_l2) return time_launches(launch, outs, {.flush_l2 = true}).median_ms;
+  if (flush_l2) return {.ms = time_launches(launch, outs, {.flush_l2 = true}).median_ms};
   LaunchRing ring(std::move(launch), std::move(outs));
   ring.time_host(host_split);
   const double ms = median_ms_per_launch(ring, iterations);
-  host_wait_us = ring.wait_us();
-  host_launch_us = ring.launch_us();
-  return ms;
+  return {.ms = ms, .wait_us = ring.wait_us(), .launch_us = ring.launch_us()};
 }
 
 // One shape's inputs, on the host (for the reference) and on the device, shared by every op: the
@@ -182,11 +185,6 @@ struct Inputs {
         b(from_host<float>(hb, {1, cols})) {
     for (int i = 0; i < 3; ++i) xs.push_back(from_host<T>(hx, {rows, cols}));
   }
-  // The input of the ring's next launch.
-  const Tensor<T, 2>& next_x() const { return xs[next_++ % xs.size()]; }
-
- private:
-  mutable size_t next_ = 0;
 };
 
 // Runs, checks and times one op in one dtype under one numerics policy.
@@ -209,26 +207,30 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols, const Inputs<T>& 
             cols, hw, hb);
   const double bytes = 2.0 * static_cast<double>(rows * cols) * sizeof(T);
   const int iterations = std::clamp(static_cast<int>(2e9 / bytes), 5, 200);  // ~ms a round
-  // The three ops' launches own different arguments (so return different futures): one ring each.
-  double ms = 0;
+  // The three ops' launches own different arguments (so return different futures): one ring each,
+  // each launch taking the next copy of the input.
+  size_t launches = 0;
+  auto next_x = [&]() -> const Tensor<T, 2>& { return in.xs[launches++ % in.xs.size()]; };
+  RingTime t;
   if (op == Op::softmax)
-    ms = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
-      return softmax_rows<T, N>(std::move(out), in.next_x());
+    t = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
+      return softmax_rows<T, N>(std::move(out), next_x());
     });
   else if (op == Op::rmsnorm)
-    ms = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
-      return rmsnorm_rows<T, N>(std::move(out), in.next_x(), w);
+    t = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
+      return rmsnorm_rows<T, N>(std::move(out), next_x(), w);
     });
   else
-    ms = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
-      return layernorm_rows<T, N>(std::move(out), in.next_x(), w, b);
+    t = time_ring<T>(rows, cols, iterations, [&](Partition<T, 2> out) {
+      return layernorm_rows<T, N>(std::move(out), next_x(), w, b);
     });
+  const double ms = t.ms;
   std::printf("%-48s %10.4f ms %10.1f GB/s\n",
               ("tessera " + what + " " + std::to_string(rows) + "x" + std::to_string(cols)).c_str(),
               ms, bytes / ms / 1e6);
   if (host_split && !flush_l2)
     std::printf("  host per ring step: %.1f us waiting for the oldest launch, %.1f us launching\n",
-                host_wait_us, host_launch_us);
+                t.wait_us, t.launch_us);
   std::fflush(stdout);
   return ok;
 }

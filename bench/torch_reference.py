@@ -5,6 +5,7 @@ per workload: name, milliseconds (median), GB/s (TFLOP/s for --gemm and --attent
 Bytes are counted as each input read once plus each output written once (METHOD.md)."""
 import argparse
 import sys
+import time
 
 import torch
 
@@ -35,7 +36,6 @@ def ring_ms(fn, xs, outs, launches=20, rounds=7):
     each new launch after a host wait for the oldest (its event), inputs taken in turn from `xs`,
     the host's clock around `launches` launches, rounds running into each other, no L2 flush.
     (do_bench instead flushes L2 and times each launch alone with events.)"""
-    import time
     events = [torch.cuda.Event() for _ in outs]
     n = 0
 

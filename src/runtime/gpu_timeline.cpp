@@ -30,7 +30,7 @@ uint64_t gpu_marks_recorded() noexcept {
 }
 
 StreamTimeline::StreamTimeline(const cuda::DeviceContext& ctx, CUstream stream)
-    : ctx_(&ctx), stream_(stream), dense_marks_(dense_marks_allowed()), ring_(16) {
+    : ctx_(&ctx), stream_(stream), ring_(16) {
   spare_.reserve(kSpareEvents);
 }
 
@@ -135,7 +135,7 @@ void StreamTimeline::wait(uint64_t seq) {
       const Mark& m = covering(seq);
       event = m.event;
       mark = m.seq;
-      overshoots = uncovered && mark > seq && dense_marks_;
+      overshoots = uncovered && mark > seq && dense_marks_allowed();
     }
   }
   // The mark recorded for this wait covers the launches queued after `seq` too: if they are still

@@ -102,7 +102,6 @@ class StreamTimeline {
   uint64_t last_mark_ = 0;       // the number the newest mark covers up to
   uint64_t dense_until_ = 0;     // launches numbered up to this get a mark each
   uint64_t last_overshoot_ = 0;  // the mark of the last wait that waited past its launch
-  const bool dense_marks_;       // TESSERA_AB_DENSE_MARKS is not "0"
   std::atomic<uint64_t> done_{0};
   // close() was called: the stream is gone, and a stream with its handle is another one.
   std::atomic<bool> closed_{false};
