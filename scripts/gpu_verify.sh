@@ -11,9 +11,13 @@
 #   qwen3     issue 14: the engine's logits against transformers' Qwen3 (scripts/qwen3_gpu.sh,
 #             check only: its own build, the weights, transformers' references, then the engine's
 #             kernels compiled from a cold cache; a call of its own)
+#   kernels-sanitize
+#             issue 14: the kernel library's GPU tests under memcheck and racecheck at once, in
+#             gtest shards over the machine's cores (scripts/kernels_sanitize.sh); named only, a
+#             call of its own
 #   kernels-memcheck, kernels-racecheck
-#             issue 14: the kernel library's GPU tests (kernels_tests: ~240 s unsanitized, mostly
-#             NVRTC) under one sanitizer each; named only, each a call of its own
+#             the same, one sanitizer each over the whole binary (kernels_tests: ~240 s
+#             unsanitized, mostly NVRTC on one core); named only, each a call of its own
 # SESSION_S (default 560) bounds the whole; a step that would not fit is skipped and says so.
 # Exits non-zero when a step failed (each step's own logs say how).
 #   OUT=dir scripts/gpu_verify.sh [step ...]      (rowwise launch when none is named)
@@ -50,6 +54,7 @@ step rowwise 300 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
+step kernels-sanitize 560 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
     GPU_TESTS_MATCH=kernels_tests SANITIZERS=$tool GPU_TEST_TIMEOUT=430 \
