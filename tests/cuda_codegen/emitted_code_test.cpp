@@ -3,6 +3,10 @@
 // comments that tie each statement to the IR and the user's line.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+#include <vector>
+
 #include <tessera/tessera.hpp>
 
 #include "corpus.hpp"
@@ -50,6 +54,37 @@ TEST(EmittedCode, ContiguousAlignedF32AddMovesSixteenBytesPerAccess) {
   const Built b = build(f, aligned_spec(f, kSm90a));
   EXPECT_TRUE(has(b.compiled.ptx, "ld.global.nc.v4.u32")) << b.compiled.ptx;
   EXPECT_TRUE(has(b.compiled.ptx, "st.global.v4.u32")) << b.compiled.ptx;
+}
+
+// The non-volatile asm statements of a kernel's source, each from `asm` to its closing ';'.
+std::vector<std::string> plain_asm_statements(const std::string& source) {
+  std::vector<std::string> out;
+  for (size_t at = source.find("asm"); at != std::string::npos; at = source.find("asm", at + 3)) {
+    const bool word_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(source[at - 1])) ||
+                                         source[at - 1] == '_');
+    size_t open = at + 3;
+    while (open < source.size() && source[open] == ' ') ++open;
+    if (!word_start || open >= source.size() || source[open] != '(') continue;  // asm volatile
+    out.push_back(source.substr(at, source.find(';', open) - at));
+  }
+  return out;
+}
+
+TEST(EmittedCode, NoLoadIsAnAsmStatementTheCompilerMayMoveAboveItsBoundsCheck) {
+  // A plain asm statement counts as a pure function of its operands: the compiler may run it
+  // where the program does not, above the check that keeps its address inside the tensor (memcheck
+  // caught a 16-float weight row read as 128 floats). So an asm with a memory operand ("[...]") is
+  // volatile, and the loads the compiler may share or hoist are __ldg, which it knows to be loads.
+  for (const bool in_place : {false, true}) {
+    const ir::Function f = corpus_kernel(in_place ? "rmsnorm_f16" : "add_f32");
+    const std::string source = build(f, aligned_spec(f, kSm90a)).kernel.source;
+    EXPECT_EQ(in_place, has(source, "#define TSR_LOADS_IN_PLACE")) << f.name;
+    const std::vector<std::string> plain = plain_asm_statements(source);
+    EXPECT_FALSE(plain.empty()) << "the scan found no plain asm statement (conversions are some)";
+    for (const std::string& statement : plain)
+      EXPECT_FALSE(has(statement, "[")) << f.name << ": " << statement;
+    EXPECT_TRUE(has(source, "__ldg(static_cast<const uint4*>(p))")) << f.name;
+  }
 }
 
 TEST(EmittedCode, TilesInsideTheTensorTakeUncheckedAccessesFromOneTileAddress) {
