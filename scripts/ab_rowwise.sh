@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Issue 12's GPU call: the stream timeline's marks A/B (TESSERA_AB_DENSE_MARKS=0: a mark every 4
-# launches only, so a ring of three launches drains the stream every third step; src/runtime/
-# gpu_timeline.cpp), then the full bench_rowwise tables, in its ring and with the L2 flushed
-# before each launch, and torch/Triton beside them (do_bench and back to back), in one GPU call:
-#   OUT=dir BUILD_DIR=build-gpu scripts/ab_rowwise.sh
-# Other row-wise plan switches (read by src/backend/cuda/layout.cpp), for a hand-run A/B:
-# TESSERA_AB_STREAM_GROUP=G (a streamed pass loads G vectors a step), TESSERA_AB_ROW_RESIDENT=N (a
-# norm's resident threads per multiprocessor), TESSERA_AB_PER_THREAD=E (elements a thread of a
-# reduction), TESSERA_AB_ROW_PERSISTENT=0 (a block per row), TESSERA_AB_EPI_GROUP=G.
+# Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches at
+# 32768x4096 (read by src/backend/cuda/layout.cpp: TESSERA_AB_ROW_PERSISTENT=0, a block per row;
+# TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
+# resident threads per multiprocessor; TESSERA_AB_PER_THREAD=E, elements a thread of a
+# reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
+# bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
+# beside them (do_bench and back to back), in one GPU call:
+#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value ..."] [AB_ONLY=1] scripts/ab_rowwise.sh
+# AB_ONLY=1 stops after the A/B. (The marks A/B, TESSERA_AB_DENSE_MARKS, was decided in session
+# 16: a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
@@ -29,16 +30,24 @@ grep -E "^\[  (PASSED|FAILED) |Failure|^rc=" "$OUT/timeline_tests.txt"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 command -v "$PY" >/dev/null || PY=python3
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
+switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_EPI_GROUP=2 TESSERA_AB_EPI_GROUP=4 TESSERA_AB_ROW_RESIDENT=1024}
 {
   for round in 1 2; do
-    for dense in 0 1; do
-      echo "== round $round TESSERA_AB_DENSE_MARKS=$dense"
-      TESSERA_AB_DENSE_MARKS=$dense timeout 40 "$B" --dtype f16 --numerics fast \
-        32768 4096 8192 8192 2>&1 | grep -vE "^#"
-      echo "rc=${PIPESTATUS[0]}"
+    for switch in defaults $switches; do
+      for t in f16 bf16; do
+        echo "== round $round $switch $t"
+        [ "$switch" = defaults ] && set -- || set -- "$switch"
+        env "$@" timeout 40 "$B" --dtype "$t" --numerics fast 32768 4096 2>&1 | grep -vE "^#"
+        echo "rc=${PIPESTATUS[0]}"
+      done
     done
   done
 } >"$OUT/ab.txt" 2>&1
+if [ "${AB_ONLY:-0}" = 1 ]; then
+  cat "$OUT/ab.txt"
+  ! grep -qE "^rc=[1-9]" "$OUT/ab.txt" "$OUT/timeline_tests.txt"
+  exit
+fi
 # Where a ring step's host time goes (waiting for the oldest launch, launching).
 timeout 40 "$B" --host-split --dtype f16 --numerics fast 32768 4096 8192 8192 \
   >"$OUT/host_split.txt" 2>&1

@@ -2,9 +2,12 @@
 # The GPU checks the open issues still wait on, in priority order, each in its own folder under
 # $OUT/verify and all of it packed into $OUT/verify.tgz at the end (the device tool brings back at
 # most 8 files; the scripts below write more):
-#   rowwise   issue 12: scripts/ab_rowwise.sh (the timeline's GPU tests, the marks A/B at
-#             32768x4096 and 8192^2, the ring's host split, the tables in the ring and flushed,
-#             Triton both ways)
+#   rowwise   issue 12: scripts/ab_rowwise.sh (the timeline's GPU tests, the plan switches' A/B
+#             at 32768x4096, the ring's host split, the tables in the ring and flushed, Triton
+#             both ways)
+#   rowwise-ab
+#             issue 12: the timeline's GPU tests and the plan switches' A/B alone (AB_ONLY=1);
+#             named only
 #   launch    issue 11: scripts/launch_ab.sh (bench_launch with programmatic launch on, off, on)
 #   gemm      issue 9 (resolved; named only): memcheck and racecheck over the GEMM GPU tests (the
 #             pipelined sm_90a GEMM and its sm_80 lowering), building only their test binary
@@ -51,10 +54,11 @@ failed=0
 step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TIMEOUT=60 \
   'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
 step rowwise 300 bash scripts/ab_rowwise.sh
+step rowwise-ab 200 env AB_ONLY=1 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
-step kernels-sanitize 560 bash scripts/kernels_sanitize.sh
+step kernels-sanitize 380 env SHARD_TIMEOUT=300 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
     GPU_TESTS_MATCH=kernels_tests SANITIZERS=$tool GPU_TEST_TIMEOUT=430 \
@@ -62,6 +66,7 @@ for tool in memcheck racecheck; do
 done
 grep -hE "PASS|FAIL" "$root"/*/summary.txt 2>/dev/null
 grep -hE "^(==|tessera)|rc=" "$root"/rowwise/ab.txt 2>/dev/null | head -40
+grep -hE "^(==|tessera)|rc=" "$root"/rowwise-ab/ab.txt 2>/dev/null | head -80
 grep -hE "rc=|worst|^qwen3: (ok|logits)" "$root"/qwen3/qwen3_check.txt 2>/dev/null
 tar czf "$OUT/verify.tgz" -C "$OUT" verify && rm -rf "$root"
 echo "logs: verify.tgz"
