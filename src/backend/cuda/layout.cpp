@@ -228,21 +228,27 @@ class Planner {
     // phases. Where each thread holds at most `per_thread` elements of its largest tile, ask for
     // 1024 resident threads (at most 64 registers) when it loads one such tile (softmax), 768
     // (85 registers) when it loads more (a norm's weight and bias rows, which would spill under
-    // 64), and then walk the tiles with a grid of exactly the resident blocks, so that a block's
-    // setup is paid once, not per row. Threads that hold more (long rows) would spill.
-    // Measured on an H200 (bench/rowwise, f16 fast, GB/s, from 16 elements a thread, 1024
-    // threads, a block per row): RMSNorm 8192^2 2915 -> 3548, 32768x4096 3317 -> 3684; LayerNorm
-    // 2310 -> 2920, 2901 -> 3294. The persistent grid costs softmax 7-10%: it keeps a block a row.
-    // (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled ~700 bytes a
-    // thread under the 85-register bound, its combine's [32, 128] partials ~450 under 64, and
-    // linear's [4, 1024] weight tiles with x broadcast over them would under 64.)
-    // Inputs loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
+    // 64), and, where it loads three (below), walk the tiles with a grid of exactly the resident
+    // blocks, so that a block's setup is paid once, not per row. Threads that hold more (long rows)
+    // would spill. Measured on an H200 (bench/rowwise, f16 fast, GB/s, from 16 elements a thread,
+    // 1024 threads, a block per row): RMSNorm 8192^2 2915 -> 3548, 32768x4096 3317 -> 3684;
+    // LayerNorm 2310 -> 2920, 2901 -> 3294. The persistent grid costs softmax 7-10%: it keeps a
+    // block a row. (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled
+    // ~700 bytes a thread under the 85-register bound, its combine's [32, 128] partials ~450 under
+    // 64, and linear's [4, 1024] weight tiles with x broadcast over them would under 64.) Inputs
+    // loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
     const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
-      if (row_sized > 1) p_.blocks_per_sm = p_.min_blocks;
+      // A persistent grid for three row-sized inputs (LayerNorm's row, weight and bias), a block
+      // per row for two (RMSNorm's row and weight). Measured on an H100 in one run once launches
+      // flowed back to back (bench/rowwise's ring, f16 fast, GB/s, 32768x4096 / 8192^2, Triton's
+      // ring beside): RMSNorm persistent 2800 / 2709, a block per row 3001 / 2947 (Triton 2984 /
+      // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
+      // (The H200 numbers below were taken while the ring drained the stream at every step.)
+      if (row_sized > 2) p_.blocks_per_sm = p_.min_blocks;
       // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
       // stored (Emitter::prefetch_next_tile). Measured on an H200 (bench/rowwise, f16 fast, GB/s,
       // 8192^2 / 32768x4096): RMSNorm 3597 / 3725 -> 3742 / 3917, LayerNorm 3052 / 3472 -> 3448 /
@@ -256,9 +262,13 @@ class Planner {
       }
       if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP"))
         p_.epilogue_group = std::max(1, std::atoi(e));
+      // TESSERA_AB_ROW_PERSISTENT=0: a block per row; =1: a persistent grid for any norm.
       if (const char* e = std::getenv("TESSERA_AB_ROW_PERSISTENT"); e && *e == '0') {
         p_.blocks_per_sm = 0;
         p_.prefetch_next_tile = 0;
+      } else if (e && *e == '1' && row_sized > 1) {
+        p_.blocks_per_sm = p_.min_blocks;
+        p_.prefetch_next_tile = 1;
       }
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
