@@ -7,8 +7,8 @@
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
 #   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value ..."] [AB_ONLY=1] scripts/ab_rowwise.sh
-# AB_ONLY=1 stops after the A/B. (The marks A/B, TESSERA_AB_DENSE_MARKS, was decided in session
-# 16: a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
+# AB_ONLY=1 stops after the A/B. (The marks A/B was decided in session 16 and its switch removed:
+# a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}

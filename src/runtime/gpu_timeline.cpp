@@ -1,8 +1,6 @@
 #include "gpu_timeline.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <string_view>
 #include <unordered_map>
 
 #include "tessera/backend/cuda/driver.hpp"
@@ -15,14 +13,6 @@ constexpr size_t kSpareEvents = 8;
 // Marks in flight from which a new mark first asks whether the oldest ones were passed.
 constexpr size_t kMarksBeforeAsking = 4;
 std::atomic<uint64_t> g_marks{0};
-// TESSERA_AB_DENSE_MARKS=0 (session 15's A/B, to be removed): never a mark per launch.
-bool dense_marks_allowed() {
-  static const bool allowed = [] {
-    const char* e = std::getenv("TESSERA_AB_DENSE_MARKS");
-    return !e || std::string_view(e) != "0";
-  }();
-  return allowed;
-}
 }  // namespace
 
 uint64_t gpu_marks_recorded() noexcept {
@@ -135,7 +125,7 @@ void StreamTimeline::wait(uint64_t seq) {
       const Mark& m = covering(seq);
       event = m.event;
       mark = m.seq;
-      overshoots = uncovered && mark > seq && dense_marks_allowed();
+      overshoots = uncovered && mark > seq;
     }
   }
   // The mark recorded for this wait covers the launches queued after `seq` too: if they are still

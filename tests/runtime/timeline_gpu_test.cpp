@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <deque>
 #include <optional>
 #include <string>
@@ -84,8 +83,6 @@ TEST(GpuTimeline, AFutureWaitedForAfterAHundredLaunchesWithoutEventsHoldsItsResu
 // on a wait waits for its own launch only.
 TEST(GpuTimeline, ARingWaitingForItsOldestLaunchGetsAMarkPerLaunchAfterTwoWaitsDrainedIt) {
   SKIP_WITHOUT_GPU();
-  if (const char* e = std::getenv("TESSERA_AB_DENSE_MARKS"); e && std::string(e) == "0")
-    GTEST_SKIP() << "TESSERA_AB_DENSE_MARKS=0 turns the marks per launch off";
   const Device gpu = Device::cuda(0);
   const Stream own(gpu);
   const StreamScope on(own);
