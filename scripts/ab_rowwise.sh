@@ -6,7 +6,8 @@
 # reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
-#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value ..."] [AB_ONLY=1] scripts/ab_rowwise.sh
+#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."] [AB_ONLY=1]
+#     scripts/ab_rowwise.sh
 # AB_ONLY=1 stops after the A/B. (The marks A/B was decided in session 16 and its switch removed:
 # a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
 set -uo pipefail
@@ -30,13 +31,19 @@ grep -E "^\[  (PASSED|FAILED) |Failure|^rc=" "$OUT/timeline_tests.txt"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 command -v "$PY" >/dev/null || PY=python3
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
-switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_EPI_GROUP=2 TESSERA_AB_EPI_GROUP=4 TESSERA_AB_ROW_RESIDENT=1024}
+# Each entry one variant; VAR=a,VAR2=b sets both. The defaults: LayerNorm at 32768x4096 (0.92x
+# Triton in session 16) spills 72 bytes a thread at 32 elements a thread and 85 registers (ptxas
+# -v of its dumped source), none at 16 (256 threads, 71 registers); and the persistent grid for
+# every norm again, against the block per row that RMSNorm now gets.
+switches=${AB_SWITCHES:-TESSERA_AB_PER_THREAD=16 TESSERA_AB_PER_THREAD=16,TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_ROW_PERSISTENT=1}
 {
   for round in 1 2; do
     for switch in defaults $switches; do
       for t in f16 bf16; do
         echo "== round $round $switch $t"
-        [ "$switch" = defaults ] && set -- || set -- "$switch"
+        vars=()
+        [ "$switch" = defaults ] || IFS=, read -r -a vars <<<"$switch"
+        set -- "${vars[@]}"
         env "$@" timeout 40 "$B" --dtype "$t" --numerics fast 32768 4096 2>&1 | grep -vE "^#"
         echo "rc=${PIPESTATUS[0]}"
       done
