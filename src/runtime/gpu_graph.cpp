@@ -161,19 +161,6 @@ GraphPlan plan_of(const std::vector<GpuGraphStep>& steps) {
   return plan_graph(plan_steps);
 }
 
-// Queues the copy of `k`'s module report into `report` and its clearing: one copy where the
-// module holds the flag and the information as a launch's report lays them out.
-void queue_report_copy(const cuda::LoadedKernel& k, void* report, CUstream s) {
-  const auto to = reinterpret_cast<CUdeviceptr>(report);
-  if (k.error_info == k.error_flag + 8) {
-    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, cuda::kErrorReportBytes, s);
-  } else {
-    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, sizeof(int), s);
-    TESSERA_CU(cuMemcpyDtoDAsync, to + 8, k.error_info, 5 * sizeof(long long), s);
-  }
-  TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), s);
-}
-
 // The nodes of a graph captured on one stream, in the order they were queued: a chain from its
 // one root, with the data of each link (links[i] joins nodes[i] to nodes[i + 1]). A launch with
 // programmatic stream serialization (launch.cpp) is captured behind the kernel before it with a
@@ -318,8 +305,8 @@ CUgraph record_steps(const cuda::DeviceContext& ctx, const std::vector<GpuGraphS
       every_launch_queued = false;
   }
   for (size_t r = 0; r < plan.reports.size(); ++r)
-    queue_report_copy(static_cast<const GpuKernel*>(plan.reports[r].kernel)->loaded, report_of[r],
-                      s.get());
+    cuda::queue_report_copy(static_cast<const GpuKernel*>(plan.reports[r].kernel)->loaded,
+                            report_of[r], s.get());
   GraphOwner g{s.end()};
   if (every_launch_queued) apply_plan(g.graph, plan, launches);
   const GpuGraphNodes nodes = count_nodes(g.graph);

@@ -327,16 +327,22 @@ void queue_launch(const LoadedKernel& k, const std::vector<KernelParam>& params,
   // Past this point the kernel may be running: if queuing the rest fails, wait for the stream
   // before throwing, since the launcher then hands the arguments back to the caller.
   try {
-    if (error_report && k.error_flag) {
-      const auto report = reinterpret_cast<CUdeviceptr>(error_report);
-      TESSERA_CU(cuMemcpyDtoDAsync, report, k.error_flag, sizeof(int), queue);
-      TESSERA_CU(cuMemcpyDtoDAsync, report + 8, k.error_info, 5 * sizeof(long long), queue);
-      TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), queue);
-    }
+    if (error_report && k.error_flag) queue_report_copy(k, error_report, queue);
   } catch (...) {
     (void)driver().cuStreamSynchronize(queue);
     throw;
   }
+}
+
+void queue_report_copy(const LoadedKernel& k, void* report, CUstream stream) {
+  const auto to = reinterpret_cast<CUdeviceptr>(report);
+  if (k.error_info == k.error_flag + 8) {
+    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, kErrorReportBytes, stream);
+  } else {
+    TESSERA_CU(cuMemcpyDtoDAsync, to, k.error_flag, sizeof(int), stream);
+    TESSERA_CU(cuMemcpyDtoDAsync, to + 8, k.error_info, 5 * sizeof(long long), stream);
+  }
+  TESSERA_CU(cuMemsetD8Async, k.error_flag, 0, sizeof(int), stream);
 }
 
 }  // namespace tessera::backend::cuda

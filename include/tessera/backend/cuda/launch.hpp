@@ -83,6 +83,12 @@ void queue_launch(const LoadedKernel& kernel, const std::vector<KernelParam>& pa
 // tessera_error_info (5 x long long).
 inline constexpr size_t kErrorReportBytes = 8 + 5 * sizeof(long long);
 
+// Queues the copy of `kernel`'s module report into `report` (kErrorReportBytes of device memory)
+// and the module report's clearing, on `stream`: one copy where the module holds the flag and the
+// information as a report lays them out, two otherwise. queue_launch queues it behind a kernel;
+// a graph's replay queues it behind its kernels (runtime/gpu_graph.cpp).
+void queue_report_copy(const LoadedKernel& kernel, void* report, CUstream stream);
+
 // Launches on the device a TesseraGrid of `grid` would give: exposed for tests.
 int64_t grid_blocks(const Shape& grid, const DeviceProps& props, int blocks_per_tile = 1);
 
