@@ -6,9 +6,9 @@
 # reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
-#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."] [AB_ONLY=1]
-#     scripts/ab_rowwise.sh
-# AB_ONLY=1 stops after the A/B. (The marks A/B was decided in session 16 and its switch removed:
+#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."] [AB_ONLY=1 |
+#     AB=0] scripts/ab_rowwise.sh
+# AB_ONLY=1 stops after the A/B; AB=0 leaves it out. (The marks A/B was decided in session 16 and its switch removed:
 # a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +37,8 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # every norm again, against the block per row that RMSNorm now gets.
 switches=${AB_SWITCHES:-TESSERA_AB_PER_THREAD=16 TESSERA_AB_PER_THREAD=16,TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_ROW_PERSISTENT=1}
 {
-  for round in 1 2; do
+  [ "${AB:-1}" = 0 ] && echo "(AB=0: no A/B)"
+  [ "${AB:-1}" = 0 ] || for round in 1 2; do
     for switch in defaults $switches; do
       for t in f16 bf16; do
         echo "== round $round $switch $t"

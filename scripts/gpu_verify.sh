@@ -2,9 +2,8 @@
 # The GPU checks the open issues still wait on, in priority order, each in its own folder under
 # $OUT/verify and all of it packed into $OUT/verify.tgz at the end (the device tool brings back at
 # most 8 files; the scripts below write more):
-#   rowwise   issue 12: scripts/ab_rowwise.sh (the timeline's GPU tests, the plan switches' A/B
-#             at 32768x4096, the ring's host split, the tables in the ring and flushed, Triton
-#             both ways)
+#   rowwise   issue 12: scripts/ab_rowwise.sh without its A/B (the timeline's GPU tests, the
+#             ring's host split, the tables in the ring and flushed, Triton both ways)
 #   rowwise-ab
 #             issue 12: the timeline's GPU tests and the plan switches' A/B alone (AB_ONLY=1);
 #             named only
@@ -16,8 +15,8 @@
 #             kernels compiled from a cold cache; a call of its own)
 #   kernels-sanitize
 #             issue 14: the kernel library's GPU tests under memcheck and racecheck at once, in
-#             gtest shards over the machine's cores (scripts/kernels_sanitize.sh); named only, a
-#             call of its own
+#             gtest shards over the machine's cores (scripts/kernels_sanitize.sh; ~190 s with
+#             its build); named only
 #   kernels-memcheck, kernels-racecheck
 #             the same, one sanitizer each over the whole binary (kernels_tests: ~240 s
 #             unsanitized, mostly NVRTC on one core); named only, each a call of its own
@@ -53,12 +52,12 @@ failed=0
 # limit (GPU_TEST_TIMEOUT) stays inside the step's, so its log is written before the step ends.
 step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TIMEOUT=60 \
   'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
-step rowwise 300 bash scripts/ab_rowwise.sh
+step rowwise 300 env AB=0 bash scripts/ab_rowwise.sh
 step rowwise-ab 200 env AB_ONLY=1 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
-step kernels-sanitize 380 env SHARD_TIMEOUT=300 bash scripts/kernels_sanitize.sh
+step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
     GPU_TESTS_MATCH=kernels_tests SANITIZERS=$tool GPU_TEST_TIMEOUT=430 \

@@ -5,7 +5,9 @@
 # one kernel cache. Each shard's log is under $OUT, with a tally in $OUT/summary.txt. Exits non-zero
 # when the build fails, a shard fails or times out, a shard ran no test, or a sanitizer reports an
 # error or a hazard.
-#   OUT=dir [SHARDS=6] [SHARD_TIMEOUT=420] scripts/kernels_sanitize.sh
+# BUDGET_S: the whole run's limit (the caller's); each shard's limit is then cut to what is left
+# after the build, so that no shard outlives the caller's own timeout (which would not kill them).
+#   OUT=dir [SHARDS=6] [SHARD_TIMEOUT=420] [BUDGET_S=s] scripts/kernels_sanitize.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
@@ -25,12 +27,17 @@ if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
 fi
 note "PASS  build ($((SECONDS - t0)) s)"
 
-export TESSERA_DEVICE=cuda TESSERA_TEST_DEVICE=cuda TESSERA_CACHE_DIR=$PWD/$build/jit-cache
+if [ -n "${BUDGET_S:-}" ] && [ $((BUDGET_S - SECONDS - 15)) -lt "$limit" ]; then
+  limit=$((BUDGET_S - SECONDS - 15))
+  [ "$limit" -gt 0 ] || { note "FAIL  no time left for the shards after the build"; exit 1; }
+fi
+case $build in /*) cache=$build/jit-cache ;; *) cache=$PWD/$build/jit-cache ;; esac
+export TESSERA_DEVICE=cuda TESSERA_TEST_DEVICE=cuda TESSERA_CACHE_DIR=$cache
 tests=$build/tests/kernels/kernels_tests
 t0=$SECONDS
 for tool in memcheck racecheck; do
   for ((i = 0; i < shards; i++)); do
-    (env GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" timeout "$limit" \
+    (env GTEST_TOTAL_SHARDS="$shards" GTEST_SHARD_INDEX="$i" timeout -k 10 "$limit" \
       compute-sanitizer --tool "$tool" --error-exitcode 1 --print-limit 20 "$tests" \
       >"$OUT/$tool.$i.log" 2>&1
      echo "rc=$?" >>"$OUT/$tool.$i.log") &
@@ -47,7 +54,9 @@ for tool in memcheck racecheck; do
     # A clean run says so itself: memcheck "0 errors", racecheck "0 hazards" (warnings too).
     if [ $tool = memcheck ]; then clean="ERROR SUMMARY: 0 errors"; else clean="RACECHECK SUMMARY: 0 hazards"; fi
     clean=$(grep -c "$clean" "$log")
-    if grep -q '^rc=0$' "$log" && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$clean" -gt 0 ]; then
+    dirty=$(grep -cE "SUMMARY: [1-9]" "$log")
+    if grep -q '^rc=0$' "$log" && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$clean" -gt 0 ] &&
+      [ "$dirty" = 0 ]; then
       passed=$((passed + n))
     else
       bad=$((bad + 1))
@@ -55,6 +64,6 @@ for tool in memcheck racecheck; do
     fi
   done
   [ $bad = 0 ] || failed=1
-  note "$([ $bad = 0 ] && echo PASS || echo FAIL)  kernels_tests under $tool: $passed tests passed in $shards shards, $bad shard(s) failed ($((SECONDS - t0)) s for both tools)"
+  note "$([ $bad = 0 ] && echo PASS || echo FAIL)  kernels_tests under $tool: $passed tests passed in the $((shards - bad)) clean shard(s) of $shards, $bad shard(s) failed ($((SECONDS - t0)) s for both tools)"
 done
 exit $failed

@@ -242,19 +242,19 @@ class Planner {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
-      // A persistent grid for three row-sized inputs (LayerNorm's row, weight and bias), a block
-      // per row for two (RMSNorm's row and weight). Measured on an H100 in one run once launches
+      // A persistent grid where it loads three row-sized tiles (LayerNorm's row, weight and bias)
+      // or multiplies rows by a broadcast vector (linear's rows); a block per row where it loads
+      // two and no more (RMSNorm's row and weight). Measured on an H100 in one run once launches
       // flowed back to back (bench/rowwise's ring, f16 fast, GB/s, 32768x4096 / 8192^2, Triton's
       // ring beside): RMSNorm persistent 2800 / 2709, a block per row 3001 / 2947 (Triton 2984 /
       // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
-      // (The H200 numbers below were taken while the ring drained the stream at every step.)
-      if (row_sized > 2) p_.blocks_per_sm = p_.min_blocks;
+      // (The H200 numbers here were taken while that ring often drained the stream.)
+      if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
       // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
       // stored (Emitter::prefetch_next_tile). Measured on an H200 (bench/rowwise, f16 fast, GB/s,
       // 8192^2 / 32768x4096): RMSNorm 3597 / 3725 -> 3742 / 3917, LayerNorm 3052 / 3472 -> 3448 /
       // 3836; two rows ahead: 3267 / 3415, 3091 / 3159. (Issuing the epilogue's weight loads a
       // vector or more ahead of their use did nothing for RMSNorm, and spilled LayerNorm.)
-      if (p_.blocks_per_sm > 0) p_.prefetch_next_tile = 1;
       // A/B switches (session 11, to be removed): resident threads of a norm, persistent or not.
       if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
@@ -262,14 +262,14 @@ class Planner {
       }
       if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP"))
         p_.epilogue_group = std::max(1, std::atoi(e));
-      // TESSERA_AB_ROW_PERSISTENT=0: a block per row; =1: a persistent grid for any norm.
-      if (const char* e = std::getenv("TESSERA_AB_ROW_PERSISTENT"); e && *e == '0') {
+      // TESSERA_AB_ROW_PERSISTENT=0: a block per row; =1: a persistent grid wherever it loads two
+      // or more row-sized tiles.
+      if (const char* e = std::getenv("TESSERA_AB_ROW_PERSISTENT"); e && *e == '0')
         p_.blocks_per_sm = 0;
-        p_.prefetch_next_tile = 0;
-      } else if (e && *e == '1' && row_sized > 1) {
+      else if (e && *e == '1' && row_sized > 1)
         p_.blocks_per_sm = p_.min_blocks;
-        p_.prefetch_next_tile = 1;
-      }
+      // After the switches, so that each keeps the prefetch with the persistent grid.
+      p_.prefetch_next_tile = p_.blocks_per_sm > 0 ? 1 : 0;
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
       // Each streamed step issues the loads of several vectors before it uses any, so that more

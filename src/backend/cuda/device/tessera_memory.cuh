@@ -96,16 +96,12 @@ __device__ __noinline__ void tsr_bounds(int op, long long block, long long g0, l
 // ---- vector accesses: 4, 8 or 16 bytes as 32-bit words ----------------------------------------
 // Inputs are read-only for the whole launch and never alias an output (the launcher checks), so
 // loads may go through the non-coherent read-only path.
-// A kernel that defines TSR_LOADS_IN_PLACE (the row-wise ones, see LayoutPlan::min_blocks) keeps
-// its loads where it issues them (volatile asm): otherwise the compiler hoists a load that is the
-// same for every tile (a norm's weight row) out of the tile loop and holds it in registers for the
-// whole kernel, which costs the occupancy such a kernel lives on.
-// Other kernels load through __ldg, which the compiler knows to be a load: it may still share or
-// hoist one where the load runs anyway, but never issues it where the code does not. A plain asm
-// statement counts as a pure function of its operands, and was hoisted above the bounds check
-// that guards it: a 16-float weight row read as 128 floats, past the end of its allocation (found
-// by compute-sanitizer memcheck on the kernel library's RoPE kernel).
-#ifdef TSR_LOADS_IN_PLACE
+// Each load is a volatile asm statement, issued where the code issues it: a plain asm statement
+// counts as a pure function of its operands, which the compiler may run where the program does
+// not. It did: NVVM hoisted a weight row's 16-byte loads above the bounds check that guards them
+// (memcheck: a 16-float row read as 128 floats, past its allocation), and it hoisted a norm's
+// weight row out of the tile loop, holding it in registers for the whole kernel at the cost of the
+// occupancy a row-wise kernel lives on. (__ldg is the same volatile asm in CUDA's headers.)
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[4]) {
   asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
                : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
@@ -117,23 +113,6 @@ __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
   asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
 }
-#else
-__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[4]) {
-  const uint4 v = __ldg(static_cast<const uint4*>(p));
-  w[0] = v.x;
-  w[1] = v.y;
-  w[2] = v.z;
-  w[3] = v.w;
-}
-__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
-  const uint2 v = __ldg(static_cast<const uint2*>(p));
-  w[0] = v.x;
-  w[1] = v.y;
-}
-__device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
-  w[0] = __ldg(static_cast<const unsigned*>(p));
-}
-#endif
 // Asks L2 for the line holding p (no register, no wait): Emitter::prefetch_next_tile.
 __device__ __forceinline__ void tsr_prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
