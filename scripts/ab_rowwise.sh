@@ -8,8 +8,8 @@
 # beside them (do_bench and back to back), in one GPU call:
 #   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."] [AB_ONLY=1 |
 #     AB=0] scripts/ab_rowwise.sh
-# AB_ONLY=1 stops after the A/B; AB=0 leaves it out. (The marks A/B was decided in session 16 and its switch removed:
-# a mark per launch once waits drain the stream, +22 % at 32768x4096 in the ring.)
+# AB_ONLY=1 stops after the A/B; AB=0 leaves it out. (The marks A/B was decided in session 16
+# and its switch removed: a mark per launch once waits drain the stream, +22 % at 32768x4096.)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-logs}
@@ -36,21 +36,20 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # -v of its dumped source), none at 16 (256 threads, 71 registers); and the persistent grid for
 # every norm again, against the block per row that RMSNorm now gets.
 switches=${AB_SWITCHES:-TESSERA_AB_PER_THREAD=16 TESSERA_AB_PER_THREAD=16,TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_ROW_PERSISTENT=1}
-{
-  [ "${AB:-1}" = 0 ] && echo "(AB=0: no A/B)"
-  [ "${AB:-1}" = 0 ] || for round in 1 2; do
+ab() {
+  for round in 1 2; do
     for switch in defaults $switches; do
       for t in f16 bf16; do
         echo "== round $round $switch $t"
         vars=()
         [ "$switch" = defaults ] || IFS=, read -r -a vars <<<"$switch"
-        set -- "${vars[@]}"
-        env "$@" timeout 40 "$B" --dtype "$t" --numerics fast 32768 4096 2>&1 | grep -vE "^#"
+        env "${vars[@]}" timeout 40 "$B" --dtype "$t" --numerics fast 32768 4096 2>&1 | grep -vE "^#"
         echo "rc=${PIPESTATUS[0]}"
       done
     done
   done
-} >"$OUT/ab.txt" 2>&1
+}
+if [ "${AB:-1}" = 0 ]; then echo "(AB=0: no A/B)"; else ab; fi >"$OUT/ab.txt" 2>&1
 if [ "${AB_ONLY:-0}" = 1 ]; then
   cat "$OUT/ab.txt"
   ! grep -qE "^rc=[1-9]" "$OUT/ab.txt" "$OUT/timeline_tests.txt"

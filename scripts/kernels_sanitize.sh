@@ -52,8 +52,8 @@ for tool in memcheck racecheck; do
     log=$OUT/$tool.$i.log
     n=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
     # A clean run says so itself: memcheck "0 errors", racecheck "0 hazards" (warnings too).
-    if [ $tool = memcheck ]; then clean="ERROR SUMMARY: 0 errors"; else clean="RACECHECK SUMMARY: 0 hazards"; fi
-    clean=$(grep -c "$clean" "$log")
+    if [ $tool = memcheck ]; then said="ERROR SUMMARY: 0 errors"; else said="RACECHECK SUMMARY: 0 hazards"; fi
+    clean=$(grep -c "$said" "$log")
     dirty=$(grep -cE "SUMMARY: [1-9]" "$log")
     if grep -q '^rc=0$' "$log" && [ -n "$n" ] && [ "$n" -gt 0 ] && [ "$clean" -gt 0 ] &&
       [ "$dirty" = 0 ]; then

@@ -80,8 +80,8 @@ PlainAsm plain_asm(const std::string& source) {
       if (open == std::string::npos || source[open] != '(') continue;  // asm volatile, or a macro
       size_t close = open;
       for (int depth = 0; close < source.size(); ++close) {
-        if (source[close] == '"')
-          close = source.find('"', close + 1);  // no parentheses in strings
+        if (source[close] == '"' && (close = source.find('"', close + 1)) == std::string::npos)
+          break;  // an unclosed string: the rest is the statement (no parentheses in strings)
         else if (source[close] == '(')
           ++depth;
         else if (source[close] == ')' && --depth == 0)

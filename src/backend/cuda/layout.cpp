@@ -250,11 +250,6 @@ class Planner {
       // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
       // (The H200 numbers here were taken while that ring often drained the stream.)
       if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
-      // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
-      // stored (Emitter::prefetch_next_tile). Measured on an H200 (bench/rowwise, f16 fast, GB/s,
-      // 8192^2 / 32768x4096): RMSNorm 3597 / 3725 -> 3742 / 3917, LayerNorm 3052 / 3472 -> 3448 /
-      // 3836; two rows ahead: 3267 / 3415, 3091 / 3159. (Issuing the epilogue's weight loads a
-      // vector or more ahead of their use did nothing for RMSNorm, and spilled LayerNorm.)
       // A/B switches (session 11, to be removed): resident threads of a norm, persistent or not.
       if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
@@ -268,7 +263,12 @@ class Planner {
         p_.blocks_per_sm = 0;
       else if (e && *e == '1' && row_sized > 1)
         p_.blocks_per_sm = p_.min_blocks;
-      // After the switches, so that each keeps the prefetch with the persistent grid.
+      // The persistent blocks' next rows are prefetched into L2 while this one is reduced and
+      // stored (Emitter::prefetch_next_tile). Measured on an H200 (bench/rowwise, f16 fast, GB/s,
+      // 8192^2 / 32768x4096): RMSNorm 3597 / 3725 -> 3742 / 3917, LayerNorm 3052 / 3472 -> 3448 /
+      // 3836; two rows ahead: 3267 / 3415, 3091 / 3159. (Issuing the epilogue's weight loads a
+      // vector or more ahead of their use did nothing for RMSNorm, and spilled LayerNorm.)
+      // (After the switches, so that the prefetch follows the grid they leave.)
       p_.prefetch_next_tile = p_.blocks_per_sm > 0 ? 1 : 0;
     } else if (reduces && mma_threads == 32) {
       p_.stream_rows = true;
