@@ -123,7 +123,7 @@ def copy_bandwidth(dev):
 @torch.no_grad()
 def bench(args):
     dev = args.device
-    copy_bandwidth(dev)
+    bandwidth = copy_bandwidth(dev)
     model = load(args.model, torch.bfloat16, dev, "sdpa")
     cfg = model.config
     vocab, layers = cfg.vocab_size, cfg.num_hidden_layers
