@@ -308,6 +308,7 @@ std::vector<std::vector<int32_t>> Model<T>::generate(const std::vector<int32_t>&
   if (steps == 0) return std::vector<std::vector<int32_t>>(tokens.size());
   require_room(steps);
   const int64_t row = c_.max_positions + 1;  // a sequence's row of chosen_
+  int64_t done = 0;                          // steps run eagerly
   if (step_.empty() || tokens != next_tokens_) {
     step_ = Graph();
     std::vector<int32_t> at, len;
@@ -319,7 +320,7 @@ std::vector<std::vector<int32_t>> Model<T>::generate(const std::vector<int32_t>&
     at_ = from_host(at, device_);
     length_ = from_host(len, device_);
     chosen_ = zeros<int32_t>({batch_ * row}, device_);
-    step_ = capture("qwen3 decode step", [&] {
+    const auto step = [&] {
       Tensor<int32_t, 1> next;
       {  // the launch's handles to its inputs go with this scope: commit_step writes length_
         auto [n, choice, length] =
@@ -337,9 +338,14 @@ std::vector<std::vector<int32_t>> Model<T>::generate(const std::vector<int32_t>&
       at_ = std::move(pos).unpartition();
       length_ = std::move(len).unpartition();
       chosen_ = std::move(all).unpartition();
-    });
+    };
+    // The first step eagerly: a kernel whose shapes are new here (the first step at this batch
+    // size) is tuned now, which it could not be inside the capture. The graph steps from there.
+    step();
+    ++done;
+    step_ = capture("qwen3 decode step", step);
   }
-  for (int64_t s = 0; s < steps; ++s) step_.replay();
+  for (int64_t s = done; s < steps; ++s) step_.replay();
   const std::vector<int32_t> all = chosen_.to_vector();  // waits for the last replay
   std::vector<std::vector<int32_t>> out;
   for (size_t b = 0; b < positions_.size(); ++b) {

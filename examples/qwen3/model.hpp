@@ -78,7 +78,9 @@ class Model {
   // captured graph that takes its token and position from the step before on the device, and the
   // replays are queued back to back (the host reads the tokens once, at the end). Returns the
   // `steps` tokens chosen. The graph is captured at the first call after prefill() or decode()
-  // (or when `token` is not the one the last call chose) and replayed after that.
+  // (or when `token` is not the one the last call chose) and replayed after that; that call's
+  // first step runs eagerly before the capture, so that kernels meeting a new batch size are
+  // tuned (tuning cannot happen inside a capture: tessera/tune.hpp).
   std::vector<int32_t> generate(int32_t token, int64_t steps);
   // The same for B sequences: tokens[b] is sequence b's next token; returns each sequence's
   // `steps` tokens ([B][steps]).

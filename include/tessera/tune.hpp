@@ -38,8 +38,13 @@
 //    (stale), is ignored with a note under TESSERA_LOG=tune, and the candidates are timed again.
 //
 // TESSERA_TUNE=off launches a stored winner if there is one, else the first candidate, untimed;
-// TESSERA_TUNE=force times again even when a winner is stored. TESSERA_LOG=tune shows each
-// candidate's time, what was picked and what was reused.
+// TESSERA_TUNE=force times again even when a winner is stored (once a key in the process, then
+// its winner). TESSERA_LOG=tune shows each candidate's time, what was picked and what was reused.
+//
+// Inside capture() (runtime/graph.hpp) a launch is recorded, not run, so nothing can be timed: a
+// tuned call whose key has no winner yet is refused there with a GraphError (the caller keeps its
+// output). Make the call once before capturing, with the same shape buckets; a key with a winner
+// records the winner's one launch.
 //
 // Limits: a tuned kernel has exactly one Out parameter; the tuner's name must be unique in the
 // program (it names the record on disk); a candidate's name holds no ',' or line break.
@@ -100,9 +105,12 @@ class Table {
   // `name`: the tuner's; `names`: its candidates (checked: unique, no ',' or line break).
   Table(std::string name, std::vector<std::string> names);
   // The winner for `key` on `device`: from this process's table, else from the cache folder;
-  // -1 when there is none yet (or TESSERA_TUNE=force). A stale or unreadable record is ignored
-  // with a note. `disk` false: this process's table only.
+  // -1 when there is none yet. A stale or unreadable record is ignored with a note. `disk` false,
+  // or TESSERA_TUNE=force: this process's table only.
   int find(Device device, const std::string& key, bool disk = true) const;
+  // A GraphError when this thread is inside capture(): `key` has no winner, and timing its
+  // candidates needs launches that run and are waited for.
+  void refuse_timing_in_capture(Device device, const std::string& key) const;
   // Remembers the fastest timed trial (this process, cache folder), logs every trial, and returns
   // its index; throws LaunchError when every candidate was skipped.
   int pick(Device device, const std::string& key, const std::vector<Trial>& trials,
@@ -234,6 +242,7 @@ class Candidates {
     if (winner < 0 && !runtime::tune::Table::timing_allowed(device, options_.time_on_cpu))
       winner = 0;
     if (winner < 0) {
+      table_.refuse_timing_in_capture(device, key);
       const auto lock = runtime::tune::Table::lock();
       winner = table_.find(device, key, false);  // another thread may have tuned it meanwhile
       if (winner < 0) winner = time_all(device, key, out, refs);

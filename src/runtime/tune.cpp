@@ -22,6 +22,8 @@
 #include "tessera/runtime/gpu.hpp"
 #include "tessera/runtime/jit_cache.hpp"
 
+#include "graph_capture.hpp"
+
 namespace tessera {
 
 namespace {
@@ -132,6 +134,14 @@ bool Table::timing_allowed(Device device, bool time_on_cpu) {
   return time_on_cpu || !device.is_cpu();
 }
 
+void Table::refuse_timing_in_capture(Device device, const std::string& key) const {
+  if (!capturing()) return;
+  refuse_in_capture(detail::cat(
+      "tuning '", name_, "' for ", key, " on ", device_class(device),
+      " (these shape buckets have no winner yet: each candidate would be launched and waited "
+      "for; under TESSERA_TUNE=off the first one is launched untimed)"));
+}
+
 void Table::note_skipped(Device device, const std::string& key, size_t index,
                          const std::string& why) const {
   ++counters().skipped;
@@ -140,7 +150,7 @@ void Table::note_skipped(Device device, const std::string& key, size_t index,
 }
 
 int Table::find(Device device, const std::string& key, bool disk) const {
-  if (env_list_has("TESSERA_TUNE", "force")) return -1;
+  if (env_list_has("TESSERA_TUNE", "force")) disk = false;  // what is stored is timed again
   const std::string arch = device_class(device);
   const std::string mem_key = detail::cat(name_, '\n', arch, '\n', key, '\n', joined_);
   {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <tessera/runtime/graph.hpp>
 #include <tessera/tessera.hpp>
 #include <tessera/tune.hpp>
 
@@ -288,6 +289,23 @@ TEST(Tune, TuningOffLaunchesTheFirstCandidateUntimed) {
   EXPECT_EQ(tune::stats().tunings, before.tunings);
 }
 
+// force times a key again whatever the folder holds, once in a process: later calls reuse the
+// winner (a step captured after the first call needs one).
+TEST(Tune, TuningForcedTimesAKeyOnceInAProcess) {
+  const Operands ops;
+  const auto tuner = make_tuner("test.force");
+  ASSERT_EQ(run(tuner, ops), (Shape{32, 32}));  // stored
+  tune::forget();
+  const ScopedEnv force("TESSERA_TUNE", "force");
+  const tune::Stats before = tune::stats();
+  EXPECT_EQ(run(tuner, ops), (Shape{32, 32}));
+  EXPECT_EQ(tune::stats().tunings - before.tunings, 1u);  // the stored record was not used
+  EXPECT_EQ(tune::stats().disk_hits, before.disk_hits);
+  EXPECT_EQ(run(tuner, ops), (Shape{32, 32}));
+  EXPECT_EQ(tune::stats().tunings - before.tunings, 1u);
+  EXPECT_EQ(tune::stats().memory_hits - before.memory_hits, 1u);
+}
+
 TEST(Tune, TimingOnTheCpuCanBeTurnedOff) {
   const Operands ops;
   tune::Options o = quick();
@@ -295,6 +313,41 @@ TEST(Tune, TimingOnTheCpuCanBeTurnedOff) {
   const tune::Stats before = tune::stats();
   EXPECT_EQ(run(make_tuner("test.nocpu").with_options(o), ops), (Shape{16, 16}));
   EXPECT_EQ(tune::stats().tunings, before.tunings);
+}
+
+// Tuning launches each candidate and waits for it, which a capture cannot do: there a launch is
+// recorded, not run, so the "timing" would measure recording, store a meaningless winner, and
+// leave every timed launch in the graph (the Qwen3 engine's bench at batch 4, which captured its
+// step so, did not finish in 400 s on an H200). Inside capture() an untuned key is refused with a
+// GraphError naming the tuner; the caller keeps its output; once tuned outside, the capture
+// records the winner's one launch.
+TEST(Tune, InsideACaptureAnUntunedKeyIsRefusedAndATunedOneRecordsOneLaunch) {
+  const Operands ops;
+  const auto tuner = make_tuner("test.capture");
+  Tensor<float, kDynamicRank> c = zeros<float>({M, N});
+  const tune::Stats before = tune::stats();
+  std::string what;
+  try {
+    (void)capture("step", [&] { (void)tuner(std::move(c), ops.ta, ops.tb); });
+  } catch (const GraphError& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("inside the capture of graph 'step'"), std::string::npos) << what;
+  EXPECT_NE(what.find("tuning 'test.capture'"), std::string::npos) << what;
+  EXPECT_NE(what.find("before capture()"), std::string::npos) << what;
+  EXPECT_EQ(tune::stats().tunings, before.tunings);
+  EXPECT_EQ(tune::stats().candidates_timed, before.candidates_timed);
+  ASSERT_FALSE(c.empty());  // NOLINT(bugprone-use-after-move): a refused call gives it back
+
+  ASSERT_EQ(run(tuner, ops), (Shape{32, 32}));  // tuned outside a capture
+  Tensor<float, kDynamicRank> result;
+  const Graph g = capture("step", [&] {
+    auto [c1, a1, b1] = tuner(std::move(c), ops.ta, ops.tb).sync();
+    result = std::move(c1).unpartition();
+  });
+  EXPECT_EQ(g.launches(), 1u);
+  g.replay();
+  ops.expect_product(result.to_vector());
 }
 
 TEST(Tune, CandidateNamesMustBeUsableInARecord) {
