@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches at
-# 32768x4096 (read by src/backend/cuda/layout.cpp: TESSERA_AB_ROW_PERSISTENT=0, a block per row;
+# Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches (at
+# AB_SHAPES, rows and columns in pairs; AB_DTYPES) (read by src/backend/cuda/layout.cpp: TESSERA_AB_ROW_PERSISTENT=0, a block per row;
 # TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
 # resident threads per multiprocessor; TESSERA_AB_PER_THREAD=E, elements a thread of a
 # reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
-#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."] [AB_ONLY=1 |
-#     AB=0] scripts/ab_rowwise.sh
+#   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."]
+#     [AB_SHAPES="8192 8192 32768 4096"] [AB_DTYPES="f16"] [AB_ONLY=1 | AB=0] scripts/ab_rowwise.sh
 # AB_ONLY=1 stops after the A/B; AB=0 leaves it out. (The marks A/B was decided in session 16
 # and its switch removed: a mark per launch once waits drain the stream, +22 % at 32768x4096.)
 set -uo pipefail
@@ -31,19 +31,24 @@ grep -E "^\[  (PASSED|FAILED) |Failure|^rc=" "$OUT/timeline_tests.txt"
 PY=${PY:-/opt/torch/.venv/bin/python3}
 command -v "$PY" >/dev/null || PY=python3
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
-# Each entry one variant; VAR=a,VAR2=b sets both. The defaults: LayerNorm at 32768x4096 (0.92x
-# Triton in session 16) spills 72 bytes a thread at 32 elements a thread and 85 registers (ptxas
-# -v of its dumped source), none at 16 (256 threads, 71 registers); and the persistent grid for
-# every norm again, against the block per row that RMSNorm now gets.
-switches=${AB_SWITCHES:-TESSERA_AB_PER_THREAD=16 TESSERA_AB_PER_THREAD=16,TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_ROW_PERSISTENT=1}
+# Each entry one variant; VAR=a,VAR2=b sets both. The defaults: RMSNorm on the H200 is 0.91x
+# Triton's ring at 8192^2 and 0.97x at 32768x4096 with a block per row (session 17), where the
+# persistent grid measured 3955 against 3900 GB/s at 32768x4096 in that call; 8192^2 untried. A
+# block per row holds 3 blocks (768 threads) a multiprocessor at its 79 registers, softmax 4 at
+# 64: 1024 resident threads is the other variant. (16 elements a thread, session 16's default
+# variant, lost 13-16% on every kernel there: dropped.)
+switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=0,TESSERA_AB_ROW_RESIDENT=1024}
+shapes=${AB_SHAPES:-8192 8192 32768 4096}
+dtypes=${AB_DTYPES:-f16}
 ab() {
   for round in 1 2; do
     for switch in defaults $switches; do
-      for t in f16 bf16; do
+      for t in $dtypes; do
         echo "== round $round $switch $t"
         vars=()
         [ "$switch" = defaults ] || IFS=, read -r -a vars <<<"$switch"
-        env "${vars[@]}" timeout 40 "$B" --dtype "$t" --numerics fast 32768 4096 2>&1 | grep -vE "^#"
+        # shellcheck disable=SC2086 # the shapes are words
+        env "${vars[@]}" timeout 40 "$B" --dtype "$t" --numerics fast $shapes 2>&1 | grep -vE "^#"
         echo "rc=${PIPESTATUS[0]}"
       done
     done
