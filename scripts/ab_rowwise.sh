@@ -36,7 +36,7 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # persistent grid measured 3955 against 3900 GB/s at 32768x4096 in that call; 8192^2 untried. A
 # block per row holds 3 blocks (768 threads) a multiprocessor at its 79 registers, softmax 4 at
 # 64: 1024 resident threads is the other variant. (16 elements a thread, session 16's default
-# variant, lost 13-16% on every kernel there: dropped.)
+# variant, lost 11-13% on every kernel there: dropped.)
 switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=0,TESSERA_AB_ROW_RESIDENT=1024}
 shapes=${AB_SHAPES:-8192 8192 32768 4096}
 dtypes=${AB_DTYPES:-f16}
