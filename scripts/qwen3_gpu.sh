@@ -64,7 +64,8 @@ grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.t
 bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3_bench.txt")
 [ "${QWEN3_BENCH:-1}" = 0 ] || {
   t=$SECONDS
-  timeout "${QWEN3_BENCH_TIMEOUT:-400}" "$exe" --model "$model" --bench \
+  # The tuner's log (each new batch size tunes the linear layers' kernels) beside the speeds.
+  TESSERA_LOG=${TESSERA_LOG:-tune} timeout "${QWEN3_BENCH_TIMEOUT:-400}" "$exe" --model "$model" --bench \
     --bandwidth "${bw:-${QWEN3_BANDWIDTH:-4213}}" --batches 1,4,16,64
   echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1

@@ -65,6 +65,7 @@ void bench(const char* name, const Config& c, const HostWeights& w, const BenchO
       "qwen3 bench %s: eager decode (no graph), batch 1: %.3f ms a step = %.1f tokens/s (the host "
       "launches every kernel and reads each step's token)\n",
       name, eager_step_s * 1e3, 1.0 / eager_step_s);
+  std::fflush(stdout);  // a run stopped by a timeout keeps what it measured
 
   // Bytes a decode step must read: every weight once (the embedding: one row a sequence), and
   // each sequence's keys and values up to its position, on average the middle of the timed steps.
