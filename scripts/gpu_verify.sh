@@ -13,6 +13,11 @@
 #   qwen3     issue 14: the engine's logits against transformers' Qwen3 (scripts/qwen3_gpu.sh,
 #             check only: its own build, the weights, transformers' references, then the engine's
 #             kernels compiled from a cold cache; a call of its own)
+#   qwen3-bench
+#             issue 14: scripts/qwen3_gpu.sh whole (its build, weights, references, the logits
+#             check, PyTorch eager's bench and the engine's at batches 1, 4, 16 and 64, the tuner's
+#             log beside it), DLPack example left out; a call of its own (~400-550 s from a cold
+#             JIT cache: SESSION_S=595); named only
 #   kernels-sanitize
 #             issue 14: the kernel library's GPU tests under memcheck and racecheck at once, in
 #             gtest shards over the machine's cores (scripts/kernels_sanitize.sh; ~190 s with
@@ -57,6 +62,8 @@ step rowwise-ab 200 env AB_ONLY=1 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
+step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=200 QWEN3_BENCH_TIMEOUT=330 \
+  bash scripts/qwen3_gpu.sh
 step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
@@ -67,6 +74,7 @@ grep -hE "PASS|FAIL" "$root"/*/summary.txt 2>/dev/null
 grep -hE "^(==|tessera)|rc=" "$root"/rowwise/ab.txt 2>/dev/null | head -40
 grep -hE "^(==|tessera)|rc=" "$root"/rowwise-ab/ab.txt 2>/dev/null | head -80
 grep -hE "rc=|worst|^qwen3: (ok|logits)" "$root"/qwen3/qwen3_check.txt 2>/dev/null
+grep -hE "rc=|decode batch|prefill" "$root"/qwen3-bench/qwen3_bench.txt 2>/dev/null
 tar czf "$OUT/verify.tgz" -C "$OUT" verify && rm -rf "$root"
 echo "logs: verify.tgz"
 exit $failed
