@@ -42,9 +42,10 @@
 // its winner). TESSERA_LOG=tune shows each candidate's time, what was picked and what was reused.
 //
 // Inside capture() (runtime/graph.hpp) a launch is recorded, not run, so nothing can be timed: a
-// tuned call whose key has no winner yet is refused there with a GraphError (the caller keeps its
-// output). Make the call once before capturing, with the same shape buckets; a key with a winner
-// records the winner's one launch.
+// tuned call whose key has no winner yet, and would be timed, is refused there with a GraphError
+// (the caller keeps its output). Make the call once before capturing, with the same shape
+// buckets; a key with a winner records the winner's one launch, and an untimed call (TESSERA_TUNE=
+// off, or the CPU backend with time_on_cpu false) its first candidate's.
 //
 // Limits: a tuned kernel has exactly one Out parameter; the tuner's name must be unique in the
 // program (it names the record on disk); a candidate's name holds no ',' or line break.
@@ -242,10 +243,12 @@ class Candidates {
     if (winner < 0 && !runtime::tune::Table::timing_allowed(device, options_.time_on_cpu))
       winner = 0;
     if (winner < 0) {
-      table_.refuse_timing_in_capture(device, key);
       const auto lock = runtime::tune::Table::lock();
       winner = table_.find(device, key, false);  // another thread may have tuned it meanwhile
-      if (winner < 0) winner = time_all(device, key, out, refs);
+      if (winner < 0) {
+        table_.refuse_timing_in_capture(device, key);
+        winner = time_all(device, key, out, refs);
+      }
     }
     return launch_final(static_cast<size_t>(winner), out, refs);
   }

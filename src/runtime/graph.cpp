@@ -178,11 +178,10 @@ void graph_check_escape(const Storage& s, SourceLoc loc) {
                           "(t.to(t.device())), or destroy the graph first");
 }
 
-void refuse_in_capture(std::string_view what) {
+void refuse_in_capture(std::string_view what, std::string_view remedy) {
   if (t_capture)
     fail<GraphError>("inside the capture of ", *t_capture->label, ": ", what,
-                     " runs at once and cannot be recorded into a graph; do it before capture() "
-                     "or after it");
+                     " runs at once and cannot be recorded into a graph; ", remedy);
 }
 
 std::unique_lock<std::mutex> graph_order_lock(const std::vector<StorageUse>& uses) {

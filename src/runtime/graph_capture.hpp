@@ -51,8 +51,10 @@ long graph_check_partition(const Storage& s, SourceLoc loc);
 void graph_check_host_access(const Storage& s);
 // Before unchecked_data(): a GraphError if a live graph writes the storage.
 void graph_check_escape(const Storage& s, SourceLoc loc);
-// A GraphError inside capture(): `what` runs at once and cannot be recorded.
-void refuse_in_capture(std::string_view what);
+// A GraphError inside capture(): `what` runs at once and cannot be recorded; `remedy` says what
+// to do instead.
+void refuse_in_capture(std::string_view what,
+                       std::string_view remedy = "do it before capture() or after it");
 
 // Held by a launch from before it asks for its predecessors until it has recorded itself, when
 // one of its storages is held by a graph: a replay (which a graph's held tensors do not stop,

@@ -136,10 +136,14 @@ bool Table::timing_allowed(Device device, bool time_on_cpu) {
 
 void Table::refuse_timing_in_capture(Device device, const std::string& key) const {
   if (!capturing()) return;
-  refuse_in_capture(detail::cat(
-      "tuning '", name_, "' for ", key, " on ", device_class(device),
-      " (these shape buckets have no winner yet: each candidate would be launched and waited "
-      "for; under TESSERA_TUNE=off the first one is launched untimed)"));
+  const bool forced = env_list_has("TESSERA_TUNE", "force");
+  refuse_in_capture(
+      detail::cat("tuning '", name_, "' for ", key, " on ", device_class(device), " (",
+                  forced ? "TESSERA_TUNE=force times it again in this process"
+                         : "these shape buckets have no winner yet",
+                  ": each candidate would be launched and waited for)"),
+      "make this call once before capture(), with the same shape buckets, so that it is tuned "
+      "there (or set TESSERA_TUNE=off: the first candidate is launched untimed)");
 }
 
 void Table::note_skipped(Device device, const std::string& key, size_t index,
