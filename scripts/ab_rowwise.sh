@@ -2,7 +2,7 @@
 # Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches (at
 # AB_SHAPES, rows and columns in pairs; AB_DTYPES) (read by src/backend/cuda/layout.cpp: TESSERA_AB_ROW_PERSISTENT=0, a block per row;
 # TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
-# resident threads per multiprocessor; TESSERA_AB_PER_THREAD=E, elements a thread of a
+# resident threads per multiprocessor (its grid as chosen, persistent or a block per row); TESSERA_AB_PER_THREAD=E, elements a thread of a
 # reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
@@ -33,11 +33,13 @@ command -v "$PY" >/dev/null || PY=python3
 export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # Each entry one variant; VAR=a,VAR2=b sets both. The defaults: RMSNorm on the H200 is 0.91x
 # Triton's ring at 8192^2 and 0.97x at 32768x4096 with a block per row (session 17), where the
-# persistent grid measured 3955 against 3900 GB/s at 32768x4096 in that call; 8192^2 untried. A
-# block per row holds 3 blocks (768 threads) a multiprocessor at its 79 registers, softmax 4 at
-# 64: 1024 resident threads is the other variant. (16 elements a thread, session 16's default
-# variant, lost 11-13% on every kernel there: dropped.)
-switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=0,TESSERA_AB_ROW_RESIDENT=1024}
+# persistent grid measured 3954-3965 against 3892-3902 GB/s at 32768x4096 in that call; 8192^2
+# untried. A block per row holds 3 blocks (768 threads) a multiprocessor at its 79 registers,
+# softmax 4 at 64 (RMSNorm spills 40 bytes a thread there, ptxas -v). So: ROW_PERSISTENT=1 (every
+# norm persistent, 768 threads); ROW_RESIDENT=1024 (each norm's own grid, RMSNorm a block per
+# row, 1024 threads); both (every norm persistent, 1024 threads). (16 elements a thread, session
+# 16's default variant, lost 11-13% on every kernel there: dropped.)
+switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=1,TESSERA_AB_ROW_RESIDENT=1024}
 shapes=${AB_SHAPES:-8192 8192 32768 4096}
 dtypes=${AB_DTYPES:-f16}
 ab() {

@@ -62,8 +62,8 @@ step rowwise-ab 200 env AB_ONLY=1 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
-step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=200 QWEN3_BENCH_TIMEOUT=330 \
-  bash scripts/qwen3_gpu.sh
+step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=240 QWEN3_TORCH_TIMEOUT=120 \
+  QWEN3_BENCH_TIMEOUT=330 bash scripts/qwen3_gpu.sh
 step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \

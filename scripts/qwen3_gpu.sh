@@ -17,7 +17,9 @@
 # Limits: from a cold JIT cache the logits check compiles every kernel of the f32 and the bf16
 # engine and the tuners' candidates before its first step (session 11's call gave it 30 s and it
 # never left the compiler), so it gets QWEN3_CHECK_TIMEOUT s (default 480) and the engine's bench,
-# which tunes each batch's shapes, QWEN3_BENCH_TIMEOUT (default 400). Everything does not fit one
+# which tunes each batch's shapes, QWEN3_BENCH_TIMEOUT (default 400); PyTorch's bench
+# QWEN3_TORCH_TIMEOUT (default 200). The script fails when the check fails, or else when the
+# engine's bench does (a timeout included). Everything does not fit one
 # 600-s device call from a cold cache: run the check alone first (QWEN3_BENCH=0 QWEN3_TORCH=0
 # QWEN3_PYTHON_EXAMPLE=0, with QWEN3_EXE), then the bench in a second call on the still-warm
 # machine, whose kernels are then in $build/jit-cache.
@@ -57,7 +59,7 @@ grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.t
 : >"$OUT/qwen3_bench.txt"
 [ "${QWEN3_TORCH:-1}" = 0 ] || {
   t=$SECONDS
-  timeout 200 "$py" scripts/qwen3_reference.py --model "$model" --bench --steps 32 \
+  timeout "${QWEN3_TORCH_TIMEOUT:-200}" "$py" scripts/qwen3_reference.py --model "$model" --bench --steps 32 \
     --batches 1,4,16,64
   echo "torch bench rc=$? ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
@@ -67,13 +69,18 @@ bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3
   # The tuner's log (each new batch size tunes the linear layers' kernels) beside the speeds.
   TESSERA_LOG=${TESSERA_LOG:-tune} timeout "${QWEN3_BENCH_TIMEOUT:-400}" "$exe" --model "$model" --bench \
     --bandwidth "${bw:-${QWEN3_BANDWIDTH:-4213}}" --batches 1,4,16,64
-  echo "qwen3 bench rc=$? ($((SECONDS - t)) s)"
+  bench_rc=$?
+  echo "qwen3 bench rc=$bench_rc ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 [ "${QWEN3_BENCH:-1}" = 0 ] || "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
-# The logits check's status is the script's (the bench's and the example's are in their logs).
-[ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit "${check_rc:-1}"
+# The logits check's status is the script's, or the engine's bench's where the check passed (the
+# example's is in its log).
+status=${check_rc:-1}
+[ "$status" != 0 ] || status=${bench_rc:-0}
+[ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit "$status"
 BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
 echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
 tail -4 "$OUT/python_example.txt"
+exit "$status"

@@ -250,10 +250,11 @@ class Planner {
       // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
       // (The H200 numbers here were taken while that ring often drained the stream.)
       if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
-      // A/B switches (session 11, to be removed): resident threads of a norm, persistent or not.
+      // A/B switches (to be removed): resident threads of a norm (its grid stays persistent or
+      // a block per row as chosen above; TESSERA_AB_ROW_PERSISTENT below sets that).
       if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
-        p_.blocks_per_sm = p_.min_blocks;
+        if (p_.blocks_per_sm > 0) p_.blocks_per_sm = p_.min_blocks;
       }
       if (const char* e = std::getenv("TESSERA_AB_EPI_GROUP"))
         p_.epilogue_group = std::max(1, std::atoi(e));
