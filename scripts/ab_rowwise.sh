@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches (at
-# AB_SHAPES, rows and columns in pairs; AB_DTYPES) (read by src/backend/cuda/layout.cpp: TESSERA_AB_ROW_PERSISTENT=0, a block per row;
-# TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
-# resident threads per multiprocessor (its grid as chosen, persistent or a block per row); TESSERA_AB_PER_THREAD=E, elements a thread of a
-# reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
+# Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches at
+# AB_SHAPES (rows and columns in pairs) in AB_DTYPES (read by src/backend/cuda/layout.cpp:
+# TESSERA_AB_ROW_PERSISTENT=0 / 1, a block per row / a persistent grid; TESSERA_AB_EPI_GROUP=G,
+# the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's resident threads per
+# multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a thread of a reduction;
+# TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
 #   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."]
