@@ -13,7 +13,8 @@
 # QWEN3_EXE=path runs that prebuilt qwen3_tiny instead of building one; QWEN3_TORCH=0 leaves out
 # PyTorch eager's bench (the roofline then uses QWEN3_BANDWIDTH GB/s, default 4213: the copy
 # bandwidth torch measured on the H200) and QWEN3_PYTHON_EXAMPLE=0 the DLPack example;
-# QWEN3_BENCH=0 leaves out the engine's bench.
+# QWEN3_BENCH=0 leaves out the engine's bench; QWEN3_CHECK=0 the references and the logits check
+# (weights already in QWEN3_DIR are kept then); QWEN3_NCU=1 adds ncu's view of one decode step.
 # Limits: from a cold JIT cache the logits check compiles every kernel of the f32 and the bf16
 # engine and the tuners' candidates before its first step (session 11's call gave it 30 s and it
 # never left the compiler), so it gets QWEN3_CHECK_TIMEOUT s (default 480) and the engine's bench,
@@ -40,8 +41,14 @@ echo "build rc=$? ($((SECONDS - t0)) s)"
 export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
 {
   t=$SECONDS
-  "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda
-  echo "weights rc=$? ($((SECONDS - t)) s)"
+  if [ "${QWEN3_CHECK:-1}" = 0 ] && [ -f "$model/model.safetensors" ]; then
+    echo "weights: kept from an earlier run in $model"
+  else
+    "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda
+    echo "weights rc=$? ($((SECONDS - t)) s)"
+  fi
+} >"$OUT/qwen3_check.txt" 2>&1
+[ "${QWEN3_CHECK:-1}" = 0 ] || {
   t=$SECONDS
   "$py" scripts/qwen3_reference.py --model "$model" --dtype float32 --out "$model/ref_f32.safetensors"
   echo "reference f32 rc=$? ($((SECONDS - t)) s)"
@@ -54,7 +61,8 @@ export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache"
     --reference-bf16 "$model/ref_bf16.safetensors"
   check_rc=$?
   echo "qwen3 check rc=$check_rc ($((SECONDS - t)) s)"
-} >"$OUT/qwen3_check.txt" 2>&1
+} >>"$OUT/qwen3_check.txt" 2>&1
+[ "${QWEN3_CHECK:-1}" = 0 ] && check_rc=0
 grep -E "rc=|worst|transformers in bf16|^qwen3: (ok|logits)" "$OUT/qwen3_check.txt"
 : >"$OUT/qwen3_bench.txt"
 [ "${QWEN3_TORCH:-1}" = 0 ] || {
@@ -73,12 +81,27 @@ bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3
   echo "qwen3 bench rc=$bench_rc ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
+# QWEN3_NCU=1: each kernel of one batch-1 graph decode step under ncu (warm caches, the clocks left
+# alone: the step as the graph runs it, one kernel at a time), into qwen3_ncu.csv; a summary by
+# kernel name in qwen3_ncu.txt (scripts/ncu_summary.py).
+[ "${QWEN3_NCU:-0}" = 0 ] || {
+  t=$SECONDS
+  QWEN3_PROFILE=1 timeout "${QWEN3_NCU_TIMEOUT:-200}" ncu --profile-from-start off \
+    --graph-profiling node --clock-control none --cache-control none --csv \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__occupancy_limit_registers,sm__warps_active.avg.pct_of_peak_sustained_active \
+    "$exe" --model "$model" --bench --prompt 512 --steps 1 --batches 1 >"$OUT/qwen3_ncu.csv" 2>"$OUT/qwen3_ncu.err"
+  ncu_rc=$?
+  echo "qwen3 ncu rc=$ncu_rc ($((SECONDS - t)) s)"
+  "$py" scripts/ncu_summary.py "$OUT/qwen3_ncu.csv" >"$OUT/qwen3_ncu.txt" 2>&1
+  head -40 "$OUT/qwen3_ncu.txt"
+}
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 [ "${QWEN3_BENCH:-1}" = 0 ] || "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
 # The logits check's status is the script's, or the engine's bench's where the check passed (the
 # example's is in its log).
 status=${check_rc:-1}
 [ "$status" != 0 ] || status=${bench_rc:-0}
+[ "$status" != 0 ] || status=${ncu_rc:-0}
 [ "${QWEN3_PYTHON_EXAMPLE:-1}" = 0 ] && exit "$status"
 BUILD_DIR=$build timeout 200 bash scripts/python_example.sh >"$OUT/python_example.txt" 2>&1
 echo "python_example rc=$? ($((SECONDS - t0)) s in all)"
