@@ -176,42 +176,61 @@ TESSERA_KERNEL(paged_decode_attention_chunks, Out<float, 4> acc_out, Out<float, 
       });
 };
 
-// kCombine chunks a step: their (m, l) as [kCombine, 1] columns (chunks past the end weigh
-// e^-inf = 0) and their acc as a [kCombine, D] tile, folded into the running (M, num, den).
+// The running (M, num, den) of a combine, folded with kCombine chunks from chunk step c: their
+// (m, l) along the last axis, as chunk_softmax's scores ([1, kCombine]; chunks past the end weigh
+// e^-inf = 0), and their acc transposed to [D, kCombine].
+struct CombineState {
+  Tile<float> big_m, num, den;
+};
+inline CombineState combine_step(const CombineState& s, const In<float, 4>& acc_in,
+                                 const In<float, 4>& m_in, const In<float, 4>& l_in, const Index& b,
+                                 const Index& h, const Index& c, int64_t dim) {
+  const Tile<float> m =
+      load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({1, kCombine});
+  const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({1, kCombine});
+  const Tile<float> acc =
+      load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
+  const Tile<float> m_new = maximum(s.big_m, max(m, 1));
+  const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
+  const Tile<float> alpha = exp(s.big_m - shift), weight = exp(m - shift);
+  // acc's load first (the order is chunk_softmax's): before the max's barriers, with m's.
+  Tile<float> num = sum(acc.transpose() * weight, 1).reshape({1, dim}) + s.num * alpha;
+  return {m_new, num, s.den * alpha + sum(l * weight, 1)};
+}
+
 // o is [B, Hq, D] (tiles [1, 1, D]) or [B, Hq * D] (tiles [1, D]): either way tile (b, h).
-template <Element T, int R>
+// Whole: the cache has at most kCombine chunks, all read in one step without looking at the
+// length (a chunk past it holds m = -inf, l = 0, acc = 0), so the block's loads do not wait for
+// the length's (a decode step's combine is a chain of waits on memory: one fewer is ~1 of its
+// ~8 us). Otherwise only the chunks that hold a visible position, kCombine a step: a cache far
+// longer than the context costs the combine nothing.
+template <Element T, int R, bool Whole>
 TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
                In<float, 4> l_in, In<int32_t, 1> lengths, Scalar<int32_t> chunk_positions) {
   const int64_t dim = o.shape()[R - 1];
   const Index b = tile_index(0), h = tile_index(1);
-  // Only the chunks that hold a visible position: a cache far longer than the context costs the
-  // combine nothing (the others hold m = -inf). Padded: b < B, checked on the host.
-  const Index len = load(lengths, {b}, {1}).reshape({});
-  const Index chunks = minimum((len + chunk_positions - 1) / chunk_positions,
-                               acc_in.dim(2).template cast<int32_t>());
-  const Index steps = (chunks + (kCombine - 1)) / kCombine;
-  Tile<float> big_m = Tile<float>::full({1, 1}, -INFINITY);
-  Tile<float> num = Tile<float>::zeros({1, dim});
-  Tile<float> den = Tile<float>::zeros({1, 1});
-  for_range(0, steps, [&](Index c) {
-    // The chunks along the last axis, as chunk_softmax's scores: m, l and weight [1, kCombine],
-    // acc transposed to [D, kCombine].
-    const Tile<float> m =
-        load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({1, kCombine});
-    const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({1, kCombine});
-    const Tile<float> acc =
-        load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
-    const Tile<float> m_new = maximum(big_m, max(m, 1));
-    const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
-    const Tile<float> alpha = exp(big_m - shift), weight = exp(m - shift);
-    // acc's load first (the order is chunk_softmax's): before the max's barriers, with m's.
-    num = sum(acc.transpose() * weight, 1).reshape({1, dim}) + num * alpha;
-    den = den * alpha + sum(l * weight, 1);
-    big_m = m_new;
-  });
+  CombineState s{Tile<float>::full({1, 1}, -INFINITY), Tile<float>::zeros({1, dim}),
+                 Tile<float>::zeros({1, 1})};
+  if constexpr (Whole) {
+    s = combine_step(s, acc_in, m_in, l_in, b, h, Index::zeros({}), dim);
+  } else {
+    // Padded: b < B, checked on the host.
+    const Index len = load(lengths, {b}, {1}).reshape({});
+    const Index chunks = minimum((len + chunk_positions - 1) / chunk_positions,
+                                 acc_in.dim(2).template cast<int32_t>());
+    const Index steps = (chunks + (kCombine - 1)) / kCombine;
+    Tile<float> big_m = s.big_m, num = s.num, den = s.den;
+    for_range(0, steps, [&](Index c) {
+      const CombineState next = combine_step({big_m, num, den}, acc_in, m_in, l_in, b, h, c, dim);
+      big_m = next.big_m;
+      num = next.num;
+      den = next.den;
+    });
+    s = {big_m, num, den};
+  }
   Shape tile(R, 1);
   tile.back() = dim;
-  o.store((num / den).template cast<T>().reshape(tile));
+  o.store((s.num / s.den).template cast<T>().reshape(tile));
 };
 
 // q's extents (B, Hq, D): q is [B, Hq, D], or [B, 1, Hq, D] (one token of each sequence).
@@ -281,17 +300,25 @@ struct Partials {
               .partition({1, 1, 1, 1})) {}
 };
 
+// decode_attention_combine in one step, without the lengths, when the partials hold at most
+// kCombine chunks; else in steps over the visible chunks.
+template <Element T, int R, class... Args>
+auto run_combine(int64_t chunks, Args&&... args) {
+  return chunks <= kCombine
+             ? decode_attention_combine<T, R, true>(std::forward<Args>(args)...).sync()
+             : decode_attention_combine<T, R, false>(std::forward<Args>(args)...).sync();
+}
+
 // The output [B, Hq, D], or [B, Hq * D] when merged.
 template <Element T>
 Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
                      Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                      SourceLoc l) {
-  auto [o, acc1, m1, l1, len1, c1] =
-      decode_attention_combine<T, 3>(
-          detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
-          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
-          lengths, chunk)
-          .sync();
+  const int64_t chunks = acc.shape()[2];
+  auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 3>(
+      chunks, detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
+      std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+      lengths, chunk);
   return std::move(o).unpartition();
 }
 
@@ -300,12 +327,12 @@ Tensor<T, 2> combine_merged(const Tensor<T, R>& q, const Tensor<int32_t, 1>& len
                             Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                             SourceLoc l) {
   const QueryExtents e = query_extents(q);
-  auto [o, acc1, m1, l1, len1, c1] =
-      decode_attention_combine<T, 2>(
-          detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l).partition({1, e.dim}),
-          std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
-          lengths, chunk)
-          .sync();
+  const int64_t chunks = acc.shape()[2];
+  auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 2>(
+      chunks,
+      detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l).partition({1, e.dim}),
+      std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+      lengths, chunk);
   return std::move(o).unpartition();
 }
 

@@ -44,10 +44,9 @@ using Dtypes = ::testing::Types<half, bfloat16, float>;
 TYPED_TEST_SUITE(DecodeAttentionTest, Dtypes);
 
 template <class T>
-void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt) {
+void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt,
+                  int64_t positions = 600, std::vector<int32_t> lengths = {1, 257, 600}) {
   const Device d = test_device();
-  const int64_t positions = 600;  // three chunks of 256, the last one ragged
-  const std::vector<int32_t> lengths{1, 257, 600};
   const int64_t batch = static_cast<int64_t>(lengths.size());
   const auto q = random_values<T>(batch * q_heads * dim, -1, 1, salt);
   const auto k = random_values<T>(batch * positions * kv_heads * dim, -1, 1, salt + 1);
@@ -85,6 +84,14 @@ TYPED_TEST(DecodeAttentionTest, GroupedQueryHeadDim64OverSequencesOfDifferentLen
 TYPED_TEST(DecodeAttentionTest, MultiHeadHeadDim128OverSequencesOfDifferentLengths) {
   TESSERA_REQUIRE_TEST_DEVICE();
   check_decode<TypeParam>(2, 2, 128, 4);
+}
+
+// 600 positions above are 19 chunks of 32, combined in one step without the lengths; a cache of
+// more than 32 chunks is combined in steps of 32 over the chunks that hold a visible position: a
+// sequence of 1 chunk, one of exactly 32, one of 33 (ragged) and one of the whole cache.
+TYPED_TEST(DecodeAttentionTest, ACacheOfMoreChunksThanOneCombineStepIsCombinedInSteps) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  check_decode<TypeParam>(4, 2, 64, 7, 1100, {5, 1024, 1030, 1100});
 }
 
 // A pool of pages [P, page, Hkv, D] and each sequence's pages in a shuffled order; the reference
