@@ -11,8 +11,10 @@
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
 #include "tessera/backend/cuda/abi_source.hpp"
+#include "tessera/backend/cuda/load_order.hpp"
 #include "tessera/backend/cuda/software_pipeline.hpp"
 #include "tessera/ir/printer.hpp"
+#include "tessera/ir/verifier.hpp"
 
 namespace tessera::backend::cuda {
 namespace detail {
@@ -701,6 +703,21 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
     return run(emitter);
   };
   const LayoutPlan plan = plan_layouts(f, spec);
+  // A kernel planned without an occupancy bound (not a one-pass row-wise kernel: decode
+  // attention, its combine, the QK-norm and RoPE with the cache append, linear's loops) issues
+  // its independent loads before it waits on any (load_order.hpp), and is planned again in that
+  // order. TESSERA_AB_LOAD_ORDER=0 keeps canonical_order's (an A/B switch, to be removed once
+  // measured on a GPU).
+  if (!plan.pipeline && plan.min_blocks == 0 && !plan.stream_rows && plan.blocks_per_tile == 1) {
+    const char* ab = std::getenv("TESSERA_AB_LOAD_ORDER");
+    ir::Function early = f;
+    if (!(ab && *ab == '0') && issue_loads_first(early)) {
+      ir::verify_or_throw(early, "issue_loads_first");
+      const LayoutPlan replanned = plan_layouts(early, spec);
+      detail::Emitter emitter(early, spec, replanned);
+      return run(emitter);
+    }
+  }
   if (plan.pipeline) {
     EmittedKernel k = run_plan(plan);
     if (!k.source.empty()) return k;

@@ -1,0 +1,136 @@
+#include "tessera/backend/cuda/load_order.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace tessera::backend::cuda {
+namespace {
+
+using ir::OpClass;
+
+// A global load of an input: what moves ahead.
+bool is_input_load(const ir::Function& f, const ir::Op& op) {
+  const OpClass cls = ir::op_info(op.kind).cls;
+  return (cls == OpClass::Load || cls == OpClass::Gather) &&
+         f.params.at(static_cast<size_t>(op.attrs.param)).kind == ir::ParamKind::In;
+}
+
+// Ops nothing moves across: their order is the kernel's statement order.
+bool is_fence(const ir::Op& op) {
+  switch (ir::op_info(op.kind).cls) {
+    case OpClass::For:
+    case OpClass::If:
+    case OpClass::Yield:
+    case OpClass::Print:
+    case OpClass::Prefetch:
+    case OpClass::Local:
+      return true;
+    case OpClass::Store:  // store and store_part write outputs, which no input load reads;
+      return op.kind == ir::OpKind::Accumulate;  // an accumulation stays put all the same
+    case OpClass::Interface:
+    case OpClass::Creation:
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::UnaryBool:
+    case OpClass::Classify:
+    case OpClass::Cast:
+    case OpClass::Binary:
+    case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
+    case OpClass::Compare:
+    case OpClass::Select:
+    case OpClass::Ternary:
+    case OpClass::Broadcast:
+    case OpClass::Reshape:
+    case OpClass::Permute:
+    case OpClass::Slice:
+    case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Mma:
+    case OpClass::Load:
+    case OpClass::Gather:
+      return false;
+  }
+  return true;
+}
+
+// Ops [first, last) of `ops`, none a fence, reordered: the input loads and the ops their
+// coordinates need first, in rounds (a load's round: one more than the latest round of the loads
+// its coordinates read), then the others in their order. Returns whether anything moved.
+bool order_segment(const ir::Function& f, std::vector<ir::Op>& ops, size_t first, size_t last) {
+  std::unordered_map<ir::ValueId, size_t> def;  // value -> its op's index, within the segment
+  for (size_t i = first; i < last; ++i)
+    for (ir::ValueId r : ops[i].results) def[r] = i;
+
+  // The loads and, backwards from them, every op in the segment they need (none is a fence, and
+  // a store has no result, so each is a pure op).
+  std::vector<bool> early(last - first, false);
+  std::vector<size_t> work;
+  for (size_t i = first; i < last; ++i)
+    if (is_input_load(f, ops[i])) {
+      early[i - first] = true;
+      work.push_back(i);
+    }
+  if (work.empty()) return false;
+  while (!work.empty()) {
+    const size_t i = work.back();
+    work.pop_back();
+    for (ir::ValueId v : ops[i].operands)
+      if (auto d = def.find(v); d != def.end() && !early[d->second - first]) {
+        early[d->second - first] = true;
+        work.push_back(d->second);
+      }
+  }
+  // Rounds, in program order (operands come first): a value read from a load waits for it.
+  std::vector<int> round(last - first, 0);
+  for (size_t i = first; i < last; ++i) {
+    if (!early[i - first]) continue;
+    for (ir::ValueId v : ops[i].operands)
+      if (auto d = def.find(v); d != def.end()) {
+        const size_t j = d->second;
+        round[i - first] =
+            std::max(round[i - first], round[j - first] + (is_input_load(f, ops[j]) ? 1 : 0));
+      }
+  }
+  // By (round, index): an operand's op has a lower round, or the same one and a lower index.
+  std::vector<size_t> order;
+  for (size_t i = first; i < last; ++i)
+    if (early[i - first]) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return round[a - first] < round[b - first]; });
+  for (size_t i = first; i < last; ++i)
+    if (!early[i - first]) order.push_back(i);
+  bool moved = false;
+  for (size_t k = 0; k < order.size(); ++k) moved |= order[k] != first + k;
+  if (!moved) return false;
+  std::vector<ir::Op> segment;
+  segment.reserve(order.size());
+  for (size_t i : order) segment.push_back(std::move(ops[i]));
+  std::move(segment.begin(), segment.end(), ops.begin() + static_cast<std::ptrdiff_t>(first));
+  return true;
+}
+
+bool order_block(const ir::Function& f, ir::Block& b) {
+  bool moved = false;
+  for (ir::Op& op : b.ops)
+    for (ir::Block& r : op.regions) moved |= order_block(f, r);
+  size_t first = 0;
+  for (size_t i = 0; i <= b.ops.size(); ++i) {
+    if (i < b.ops.size() && !is_fence(b.ops[i])) continue;
+    moved |= order_segment(f, b.ops, first, i);
+    first = i + 1;
+  }
+  return moved;
+}
+
+}  // namespace
+
+bool issue_loads_first(ir::Function& f) {
+  return order_block(f, f.body);
+}
+
+}  // namespace tessera::backend::cuda
