@@ -20,6 +20,9 @@
 #             JIT cache: SESSION_S=595); named only
 #   qwen3-ncu issue 14: ncu over each kernel of one batch-1 graph decode step (scripts/qwen3_gpu.sh
 #             with QWEN3_NCU=1, no check nor bench; weights from an earlier step kept); named only
+#   decode-ab issue 14: scripts/ab_decode.sh (the batch-1 decode step under each code-generation
+#             switch, interleaved, one JIT cache; ~60-120 s from a cold cache, ~20 s a run after);
+#             named only
 #   kernels-sanitize
 #             issue 14: the kernel library's GPU tests under memcheck and racecheck at once, in
 #             gtest shards over the machine's cores (scripts/kernels_sanitize.sh; ~190 s with
@@ -68,6 +71,7 @@ step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=240 QWEN3_TO
   QWEN3_BENCH_TIMEOUT=330 bash scripts/qwen3_gpu.sh
 step qwen3-ncu 300 env QWEN3_CHECK=0 QWEN3_TORCH=0 QWEN3_BENCH=0 QWEN3_NCU=1 QWEN3_NCU_TIMEOUT=240 \
   QWEN3_PYTHON_EXAMPLE=0 bash scripts/qwen3_gpu.sh
+step decode-ab 500 env AB_RUN_TIMEOUT=200 bash scripts/ab_decode.sh
 step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
@@ -80,6 +84,7 @@ grep -hE "^(==|tessera)|rc=" "$root"/rowwise-ab/ab.txt 2>/dev/null | head -80
 grep -hE "rc=|worst|^qwen3: (ok|logits)" "$root"/qwen3/qwen3_check.txt 2>/dev/null
 grep -hE "rc=|decode batch|prefill" "$root"/qwen3-bench/qwen3_bench.txt 2>/dev/null
 sed -n '/^By kernel/,$p' "$root"/qwen3-ncu/qwen3_ncu.txt 2>/dev/null | head -24
+grep -hE "median" "$root"/decode-ab/run.txt 2>/dev/null
 tar czf "$OUT/verify.tgz" -C "$OUT" verify && rm -rf "$root"
 echo "logs: verify.tgz"
 exit $failed
