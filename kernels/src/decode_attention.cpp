@@ -123,14 +123,12 @@ Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, con
   return load(x, {n, j, h, 0}, {1, rows, 1, dim}, pad).template cast<float>().reshape({rows, dim});
 }
 
-// Joined: the chunk's key and value tiles concatenated into one [2 kCacheChunk, D] tile and
-// sliced apart, so that both loads are issued before the first barrier (the concat's). Apart, the
-// value tile's transpose stages it through shared memory before the key tile's load is issued:
-// two waits on memory in series. Joined costs two more passes through shared memory (the concat,
-// the slices) and gives the block 256 threads, ~173 registers, no spills (sm_90a; apart: 128,
-// 255). Which is faster is not measured yet: TESSERA_AB_DECODE_JOINED=1 picks it (an A/B switch
-// for the next GPU session, to be removed with the loser).
-template <Element T, int QR, bool Joined>
+// Chunk positions a block: kCacheChunk, or 16 under TESSERA_AB_DECODE_CHUNK=16 (an A/B switch
+// for the next GPU session, to be removed with the loser). A [32, 128] key tile and its value tile
+// give a block 128 threads and 255 registers (ptxas, sm_90a, bf16), two blocks a multiprocessor:
+// Qwen3-0.6B's 16 heads over 19 chunks of a 584-position cache are 304 blocks, two waves on 132
+// multiprocessors; chunks of 16 halve each block's tiles and threads, so more fit at once.
+template <Element T, int QR, int Chunk>
 TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
                Out<float, 4> l_out, In<T, QR> q, In<T, 4> k_cache, In<T, 4> v_cache,
                In<int32_t, 1> lengths, Scalar<float> scale) {
@@ -140,19 +138,10 @@ TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_o
   // Padded: b < B = lengths' extent (checked on the host), and an unpadded load would give the
   // kernel an error report, which a captured graph copies out in a node of its own.
   const Index len = load(lengths, {b}, {1}).reshape({});
-  chunk_softmax<kCacheChunk, kCacheChunk, false>(
+  chunk_softmax<Chunk, Chunk, false>(
       acc_out, m_out, l_out, query_row(q, b, h, dim), len, scale, [&](const Index& j) {
-        if constexpr (Joined) {
-          const Shape rows{1, kCacheChunk, 1, dim}, tile{kCacheChunk, dim};
-          const Tile<T> kv = concat({load(k_cache, {b, j, kv_head, 0}, rows).reshape(tile),
-                                     load(v_cache, {b, j, kv_head, 0}, rows).reshape(tile)},
-                                    0);
-          return KeyValueTiles{kv.slice(0, 0, kCacheChunk).template cast<float>(),
-                               kv.slice(0, kCacheChunk, kCacheChunk).template cast<float>()};
-        } else {
-          return KeyValueTiles{position_rows(k_cache, b, j, kv_head, kCacheChunk, dim),
-                               position_rows(v_cache, b, j, kv_head, kCacheChunk, dim)};
-        }
+        return KeyValueTiles{position_rows(k_cache, b, j, kv_head, Chunk, dim),
+                             position_rows(v_cache, b, j, kv_head, Chunk, dim)};
       });
 };
 
@@ -193,7 +182,8 @@ inline CombineState combine_step(const CombineState& s, const In<float, 4>& acc_
   const Tile<float> m_new = maximum(s.big_m, max(m, 1));
   const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
   const Tile<float> alpha = exp(s.big_m - shift), weight = exp(m - shift);
-  // acc's load first (the order is chunk_softmax's): before the max's barriers, with m's.
+  // All three loads are issued before the max's barriers (the code generator issues a kernel's
+  // independent loads first: load_order.hpp).
   Tile<float> num = sum(acc.transpose() * weight, 1).reshape({1, dim}) + s.num * alpha;
   return {m_new, num, s.den * alpha + sum(l * weight, 1)};
 }
@@ -301,7 +291,8 @@ struct Partials {
 };
 
 // decode_attention_combine in one step, without the lengths, when the partials hold at most
-// kCombine chunks; else in steps over the visible chunks.
+// kCombine chunks; else in steps over the visible chunks. (The one-step kernel still takes the
+// lengths, unread: one signature for both, and a graph orders it after their writer either way.)
 template <Element T, int R, class... Args>
 auto run_combine(int64_t chunks, Args&&... args) {
   return chunks <= kCombine
@@ -343,7 +334,9 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
                     std::optional<float> scale, SourceLoc l, Finish&& finish) {
   check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
   check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
-  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{kCacheChunk});
+  const char* ab = std::getenv("TESSERA_AB_DECODE_CHUNK");
+  const int chunk = ab && std::string(ab) == "16" ? 16 : kCacheChunk;
+  const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{chunk});
   const QueryExtents e = query_extents(q);
   Partials p(e.batch, e.heads, chunks, e.dim, q.device(), l);
   auto run = [&](auto kernel) {
@@ -351,11 +344,10 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
                   default_scale(scale, e.dim))
         .sync();
   };
-  const char* ab = std::getenv("TESSERA_AB_DECODE_JOINED");
-  const bool joined = ab && std::string(ab) == "1";
-  auto [acc, m, ls, q1, k1, v1, len1, s1] = joined ? run(decode_attention_chunks<T, QR, true>)
-                                                   : run(decode_attention_chunks<T, QR, false>);
-  return finish(q, lengths, kCacheChunk, std::move(acc), std::move(m), std::move(ls), l);
+  auto [acc, m, ls, q1, k1, v1, len1, s1] = chunk == 16
+                                                ? run(decode_attention_chunks<T, QR, 16>)
+                                                : run(decode_attention_chunks<T, QR, kCacheChunk>);
+  return finish(q, lengths, chunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 
 template <Element T, int Page>

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <tessera/tessera.hpp>
 
@@ -110,8 +111,25 @@ TEST(LoadOrder, NoLoadMovesAcrossALoopAndLoadsInsideOneMoveWithinIt) {
         });
         y.store(acc * load(after, {y.tile_index(0), 0}, {1, 32}));
       }));
-  ASSERT_TRUE(backend::cuda::issue_loads_first(f));
+  const ir::Function before = f;
+  std::vector<int> origin;
+  ASSERT_TRUE(backend::cuda::issue_loads_first(f, &origin));
   ir::verify_or_throw(f, "issue_loads_first");
+  // Each op's place before the pass, through the loop's body too: the op there is the same one.
+  std::vector<const ir::Op*> old_ops, new_ops;
+  ir::walk(before.body, [&](const ir::Op& op) { old_ops.push_back(&op); });
+  ir::walk(f.body, [&](const ir::Op& op) { new_ops.push_back(&op); });
+  ASSERT_EQ(origin.size(), new_ops.size());
+  std::vector<bool> seen(old_ops.size(), false);
+  for (size_t i = 0; i < new_ops.size(); ++i) {
+    const auto at = static_cast<size_t>(origin[i]);
+    ASSERT_LT(at, old_ops.size());
+    EXPECT_FALSE(seen[at]) << "two ops from one place";
+    seen[at] = true;
+    EXPECT_EQ(old_ops[at]->kind, new_ops[i]->kind) << i;
+    EXPECT_EQ(old_ops[at]->results, new_ops[i]->results) << i;
+    EXPECT_EQ(old_ops[at]->attrs.param, new_ops[i]->attrs.param) << i;
+  }
   const size_t loop = find(f.body, OpKind::For);
   ASSERT_LT(loop, f.body.ops.size());
   EXPECT_GT(find(f.body, OpKind::Load, 3), loop) << ir::print(f);
@@ -135,6 +153,32 @@ TEST(LoadOrder, TheEmittedKernelIssuesBothLoadsBeforeItsFirstBarrier) {
   EXPECT_TRUE(order());
   const ScopedEnv off("TESSERA_AB_LOAD_ORDER", "0");
   EXPECT_FALSE(order());
+}
+
+TEST(LoadOrder, AMovedUnpaddedLoadReportsItsPlaceInTheIrTheHostDecodes) {
+  // The host names the op of a GPU bounds error by its place in the IR it compiled
+  // (runtime::op_sites: walk order); the kernel reports the index of m's load there, not the
+  // load's place after the reorder.
+  const ir::Function f = prepared(trace_kernel<Out<float>, In<float>, In<float>>(
+      "unpadded_moves",
+      {out_param("y", DType::F32, {1, 32}), in_param("a", DType::F32, 2),
+       in_param("m", DType::F32, 2)},
+      [](Out<float> y, In<float> a, In<float> m) {
+        const Tile<float> t = load(a, {y.tile_index(0), 0}, {32, 32});
+        const Tile<float> s = sum(t.transpose(), 1).reshape({1, 32});
+        y.store(s * load(m, {y.tile_index(0), 0}, {1, 32}, Pad::none()));
+      }));
+  const size_t site = find(f.body, OpKind::Load, 2);
+  ir::Function moved = f;
+  ASSERT_TRUE(backend::cuda::issue_loads_first(moved));
+  ASSERT_NE(find(moved.body, OpKind::Load, 2), site) << "the load must move for this test";
+  const std::string src = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
+  const std::string want = "tsr_bounds(" + std::to_string(site) + ", ";
+  size_t reports = 0;
+  for (size_t at = src.find("tsr_bounds("); at != std::string::npos;
+       at = src.find("tsr_bounds(", at + 1), ++reports)
+    EXPECT_EQ(src.compare(at, want.size(), want), 0) << src.substr(at, 40);
+  EXPECT_GT(reports, 0u) << src;
 }
 
 }  // namespace

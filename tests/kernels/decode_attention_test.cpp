@@ -70,10 +70,10 @@ void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt,
       kernels::decode_attention_merged(from_host(q, {batch, 1, q_heads, dim}, d), kt, vt, lt);
   ASSERT_EQ(merged4.shape(), (Shape{batch, q_heads * dim}));
   EXPECT_EQ(widen(merged4.to_vector()), widen(merged.to_vector()));
-  // The A/B variant with the key and value tiles joined into one (decode_attention.cpp).
-  const ScopedEnv joined("TESSERA_AB_DECODE_JOINED", "1");
+  // The A/B variant with chunks of 16 positions (decode_attention.cpp).
+  const ScopedEnv chunk16("TESSERA_AB_DECODE_CHUNK", "16");
   expect_near(widen(kernels::decode_attention(qt, kt, vt, lt).to_vector()), want,
-              2 * unit_roundoff<T>(), 1e-5, "decode_attention, key and value tiles joined");
+              2 * unit_roundoff<T>(), 1e-5, "decode_attention, chunks of 16 positions");
 }
 
 TYPED_TEST(DecodeAttentionTest, GroupedQueryHeadDim64OverSequencesOfDifferentLengths) {

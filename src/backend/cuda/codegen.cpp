@@ -94,7 +94,8 @@ void Emitter::index_ops(const ir::Block& b) {
 
 // The IR printer numbers values in the order they are defined (results, then a loop's block
 // arguments); the kernel's variables use the same numbers, so `v7` is `%7` in the comments and
-// in TESSERA_DUMP=ir.
+// in TESSERA_DUMP=ir (for a kernel issue_loads_first reordered, in the comments only: the dump
+// shows the IR before the reorder).
 void Emitter::name_values() {
   names_.assign(f_.values.size(), "");
   int next = 0;
@@ -708,14 +709,24 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
   // its independent loads before it waits on any (load_order.hpp), and is planned again in that
   // order. TESSERA_AB_LOAD_ORDER=0 keeps canonical_order's (an A/B switch, to be removed once
   // measured on a GPU).
-  if (!plan.pipeline && plan.min_blocks == 0 && !plan.stream_rows && plan.blocks_per_tile == 1) {
+  // (The plan depends on no op's place, so the new one has no bound either; if it ever did, the
+  // kernel keeps its order.) Error reports keep naming ops by their place in f, the IR the host
+  // decodes them with.
+  const auto unbounded = [](const LayoutPlan& p) {
+    return !p.pipeline && p.min_blocks == 0 && !p.stream_rows && p.blocks_per_tile == 1;
+  };
+  if (unbounded(plan)) {
     const char* ab = std::getenv("TESSERA_AB_LOAD_ORDER");
     ir::Function early = f;
-    if (!(ab && *ab == '0') && issue_loads_first(early)) {
+    std::vector<int> origin;
+    if (!(ab && *ab == '0') && issue_loads_first(early, &origin)) {
       ir::verify_or_throw(early, "issue_loads_first");
       const LayoutPlan replanned = plan_layouts(early, spec);
-      detail::Emitter emitter(early, spec, replanned);
-      return run(emitter);
+      if (unbounded(replanned)) {
+        detail::Emitter emitter(early, spec, replanned);
+        emitter.report_sites_as(std::move(origin));
+        return run(emitter);
+      }
     }
   }
   if (plan.pipeline) {

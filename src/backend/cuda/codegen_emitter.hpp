@@ -68,6 +68,9 @@ class Emitter {
  public:
   Emitter(const ir::Function& f, const KernelSpec& spec, const LayoutPlan& plan);
   EmittedKernel run();
+  // f was reordered (issue_loads_first): its op at walk index i is op origin[i] of the IR the
+  // host decodes error reports with, so a report names that index.
+  void report_sites_as(std::vector<int> origin) { report_origin_ = std::move(origin); }
   // Whether the emitted body moves values between threads (shared memory, shuffles, barriers).
   bool shares_values() const { return uses_smem_ || uses_lane_ || uses_warp_ || uses_barrier_; }
 
@@ -166,7 +169,8 @@ class Emitter {
   // the kernel then reports errors, and the host reads the report after each launch.
   int report_site(const ir::Op& op) {
     reports_errors_ = true;
-    return op_index(op);
+    return report_origin_.empty() ? op_index(op)
+                                  : report_origin_.at(static_cast<size_t>(op_index(op)));
   }
   const std::string& op_text(const ir::Op& op) const { return op_text_.at(&op); }
   // This block's tile coordinate along `axis` (an int), the lane and the warp of this thread.
@@ -349,6 +353,7 @@ class Emitter {
   std::vector<const ir::Op*> def_;
   std::set<ir::ValueId> rounded_by_store_;
   std::map<const ir::Op*, int> op_index_;
+  std::vector<int> report_origin_;  // report_sites_as
   bool reports_errors_ = false;
   std::map<const ir::Op*, std::string> op_text_;
   std::vector<std::string> tile_coords_, param_vars_;

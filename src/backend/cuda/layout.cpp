@@ -126,10 +126,16 @@ class Planner {
     int mma_threads = 32;
     bool reduces = false;
     // A reduction across the rows of a tile (along an axis other than the last, over more than
-    // one element), one inside a loop, or a transpose: not a one-pass row-wise kernel (decode
-    // attention's probabilities times values, its combine's weighted sum of chunks; linear's dot
-    // products summed chunk by chunk along K), so no occupancy request below.
+    // one element), or one inside a loop: not a one-pass row-wise kernel (decode attention's
+    // probabilities times values, its combine's weighted sum of chunks; linear's dot products
+    // summed chunk by chunk along K), so no occupancy request below.
     bool across_rows = false;
+    // A transpose that moves the last axis of a multi-row tile moves the elements between threads
+    // through shared memory, as a reduction across rows does: no occupancy request either where
+    // the rows fit in registers (decode attention's combine in one step sums its [32, 128]
+    // partials as a transposed tile: 856-1196 bytes of spills a thread under the 85-register
+    // request, ptxas sm_90a bf16). Rows too long to hold are streamed as before.
+    bool transposes = false;
     // A tile stored in pieces (store_part): not one row loaded, reduced and stored either. (ptxas,
     // sm_90a, bf16, Qwen3's decode step with the cache append folded into the QK-norm and RoPE,
     // [2, 128] query heads and two [1, 128] pieces: ~300 bytes of spills a thread under the
@@ -178,16 +184,12 @@ class Planner {
       } else if (op.kind == OpKind::Iota || cls == OpClass::Broadcast || cls == OpClass::Permute ||
                  cls == OpClass::Slice || cls == OpClass::Gather) {
         tile(type(op.results[0]).shape);
-        // A transpose of a tile of several rows moves its elements between threads through
-        // shared memory, as a reduction across rows does (decode attention's combine in one step
-        // sums its [32, 128] partials as a transposed tile: 856-1196 bytes of spills a thread
-        // under the 85-register request, ptxas sm_90a bf16).
+        // A transpose that moves the last axis of a tile of several rows.
         if (cls == OpClass::Permute) {
           const Shape& in = type(op.operands[0]).shape;
-          bool identity = true;
-          for (size_t i = 0; i < op.attrs.perm.size(); ++i)
-            identity &= op.attrs.perm[i] == static_cast<int64_t>(i);
-          across_rows |= !identity && numel(in) > (in.empty() ? 1 : in.back());
+          const auto& perm = op.attrs.perm;
+          transposes |= !perm.empty() && perm.back() + 1 != static_cast<int64_t>(perm.size()) &&
+                        numel(in) > in.back();
         }
       } else if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan) {
         reduces = true;
@@ -252,6 +254,7 @@ class Planner {
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
+      if (transposes) return;  // the compiler's registers, one block per tile
       p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
       // A persistent grid where it loads three row-sized tiles (LayerNorm's row, weight and bias)
       // or multiplies rows by a broadcast vector (linear's rows); a block per row where it loads

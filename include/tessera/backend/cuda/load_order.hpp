@@ -21,13 +21,17 @@
 // only to the kernels it plans without that bound (codegen.cpp, emit).
 #pragma once
 
+#include <vector>
+
 #include "tessera/ir/ir.hpp"
 
 namespace tessera::backend::cuda {
 
 // Reorders f's blocks as above; returns whether any op moved. The result defines every value
 // before its uses, keeps the stores, loops and branches in their order, and computes what f
-// computes.
-bool issue_loads_first(ir::Function& f);
+// computes. With `walk_origin`: for each op of the result in walk order (ir::walk), its index in
+// f's walk order before the pass (a kernel's error report names an op by that index: the host
+// decodes it with the sites of the IR it compiled, runtime::op_sites).
+bool issue_loads_first(ir::Function& f, std::vector<int>* walk_origin = nullptr);
 
 }  // namespace tessera::backend::cuda
