@@ -1,49 +1,46 @@
 #!/usr/bin/env bash
-# Issue 14's decode A/B: the Qwen3 engine's batch-1 graph decode step (Qwen3-0.6B's shapes, RANDOM
-# weights, bf16) under code-generation switches, on one machine in one call. Builds qwen3_tiny
-# (Release, the machine's compiler) unless QWEN3_EXE names one, writes the weights unless
-# QWEN3_DIR has them (scripts/qwen3_weights.py), then runs the engine's bench (prompt 512, 64
-# graph steps, batch 1) once per variant per round, the variants interleaved, AB_ROUNDS rounds
-# (default 3). All variants share one JIT cache folder (a kernel's cache key is its source, so
-# each variant's kernels are its own; the tuner's winners are shared, so the A/B compares code,
-# not candidate choices); the first run fills it from cold.
+# Issue 14's decode A/B on the GPU machine, in one call: the kernel library's GPU tests of the
+# decode step's kernels with the default code (each result against a double-precision reference,
+# and the error messages of their unpadded loads; the decode tests also run the chunk switch),
+# then the Qwen3 engine's batch-1 graph decode step
+# (random weights at Qwen3-0.6B's shapes, bf16, prompt 512, 64 steps) once per variant per round,
+# the variants interleaved, AB_ROUNDS rounds (default 3). All variants share one JIT cache folder
+# (a kernel's cache key is its source, so each variant's kernels are its own; the tuner's winners
+# are shared, so the A/B compares code, not candidate choices).
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
-#   "base;TESSERA_AB_LOAD_ORDER=0" (load_order.hpp: the loads issued first, or canonical order).
-# Writes $OUT/ab_decode.txt (every run's decode line) and prints the median ms a step of each.
-#   OUT=dir [QWEN3_EXE=path] [QWEN3_DIR=dir] [AB_VARIANTS=...] [AB_ROUNDS=3] scripts/ab_decode.sh
+#   "base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_DECODE_CHUNK=16;TESSERA_AB_PREFETCH=1"
+#   (load_order.hpp: canonical order instead of the loads issued first; decode_attention.cpp:
+#   chunks of 16 positions, not 32; the linear layers' L2 prefetch, off by default).
+# Logs under $OUT: decode_build.log, decode_tests.txt, ab_decode.txt; prints the median ms a step
+# of each variant.
+#   OUT=dir [AB_VARIANTS=...] [AB_ROUNDS=3] [AB_TESTS=0: no tests] scripts/ab_decode.sh
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-$PWD/gpu-logs}
-mkdir -p "$OUT"
-build=${BUILD_DIR:-build-qwen3}
-model=${QWEN3_DIR:-/tmp/qwen3-0.6b-random}
-py=${PYTHON:-python3}
-exe=${QWEN3_EXE:-$build/examples/qwen3_tiny}
-if [ -z "${QWEN3_EXE:-}" ]; then
-  { [ -f "$build/CMakeCache.txt" ] || cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCH=OFF -DTESSERA_BUILD_TOOLS=OFF; } &&
-    cmake --build "$build" -j "$(nproc)" --target qwen3_tiny >"$OUT/ab_decode_build.log" 2>&1 || {
-    echo "build FAILED (see ab_decode_build.log)"
-    exit 1
-  }
-fi
-[ -f "$model/model.safetensors" ] ||
-  "$py" scripts/qwen3_weights.py --config qwen3-0.6b --out "$model" --device cuda >"$OUT/ab_decode_weights.log" 2>&1 || {
-  echo "weights FAILED (see ab_decode_weights.log)"
-  exit 1
-}
-export TESSERA_DEVICE=cuda TESSERA_CACHE_DIR="$PWD/$build/jit-cache" TESSERA_QUIET=1
-IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOAD_ORDER=0}"
+# shellcheck source=scripts/qwen3_ab_common.sh
+source scripts/qwen3_ab_common.sh
+qwen3_ab_setup decode kernels_tests
+export TESSERA_QUIET=1
+IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_DECODE_CHUNK=16;TESSERA_AB_PREFETCH=1}"
+# The assignments of variant $1, one a line (none for base).
+assignments() { [ "$1" = base ] || tr ',' '\n' <<<"$1"; }
+failed=0
+[ "${AB_TESTS:-1}" = 0 ] || {
+  TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/kernels/kernels_tests" \
+    --gtest_filter='Decode*:Linear*:Rope*:Norm*:Lookup*' 2>&1 |
+    grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected'
+  rc=${PIPESTATUS[0]}
+  echo "kernels_tests Decode*:Linear*:Rope*:Norm*:Lookup* rc=$rc"
+  [ "$rc" = 0 ] || failed=1
+} >"$OUT/decode_tests.txt" 2>&1
+cat "$OUT/decode_tests.txt"
 log=$OUT/ab_decode.txt
 : >"$log"
-failed=0
 for round in $(seq "${AB_ROUNDS:-3}"); do
   for v in "${variants[@]}"; do
-    assignments=()
-    [ "$v" = base ] || IFS=',' read -r -a assignments <<<"$v"
+    mapfile -t set_vars < <(assignments "$v")
     echo "== round $round $v" >>"$log"
-    timeout "${AB_RUN_TIMEOUT:-240}" env "${assignments[@]}" "$exe" --model "$model" --bench \
-      --prompt 512 --steps 64 --batches 1 --bandwidth "${QWEN3_BANDWIDTH:-4213}" >>"$log" 2>&1
+    env "${set_vars[@]}" timeout "${AB_RUN_TIMEOUT:-240}" "$build/examples/qwen3_tiny" \
+      --model "$model" --bench --prompt 512 --steps 64 --batches 1 --bandwidth "$bandwidth" >>"$log" 2>&1
     rc=$?
     echo "rc=$rc" >>"$log"
     [ $rc = 0 ] || failed=1
@@ -64,7 +61,9 @@ for line in open(sys.argv[1]):
 base = statistics.median(runs["base"]) if runs.get("base") else None
 for v, ms in runs.items():
     med = statistics.median(ms)
-    rel = f", {base / med:.3f}x base" if base else ""
-    print(f"{v}: median {med:.3f} ms a step over {len(ms)} runs ({', '.join(f'{x:.3f}' for x in ms)}){rel}")
+    rel = f", {base / med:.3f}x base's speed" if base else ""
+    print(f"{v}: median {med:.3f} ms a step over {len(ms)} runs "
+          f"({', '.join(f'{x:.3f}' for x in ms)}){rel}")
 PY
+echo "total $((SECONDS - t0)) s"
 exit $failed
