@@ -24,6 +24,9 @@ def number(text):
         return None
 
 
+unknown = set()  # metrics in a unit read() does not convert
+
+
 def read(path):
     """{launch id: {'name': ..., metric: value}} in launch order (ncu's long CSV form)."""
     launches = OrderedDict()
@@ -36,10 +39,15 @@ def read(path):
             continue
         unit = row.get("Metric Unit", "")
         metric = row["Metric Name"]
-        # Durations to microseconds and traffic to bytes, whatever unit ncu chose.
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "byte": 1.0, "Kbyte": 1e3,
-                 "Mbyte": 1e6, "Gbyte": 1e9}.get(unit, 1.0)
-        launch[metric] = value * scale
+        # Durations to microseconds and traffic to bytes, whatever unit ncu chose (qwen3_gpu.sh
+        # asks for base units: nsecond, byte).
+        scales = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6, "byte": 1.0,
+                  "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+        if unit in scales:
+            value *= scales[unit]
+        elif unit and unit not in ("", "%", "register/thread", "thread", "block", "warp"):
+            unknown.add(f"{metric} in {unit}")
+        launch[metric] = value
     return launches
 
 
@@ -52,6 +60,9 @@ def main():
     if not launches:
         print(f"{args.csv}: no kernel launches in the log", file=sys.stderr)
         return 1
+    for what in sorted(unknown):
+        print(f"{args.csv}: {what}: a unit this script does not convert (taken as is)",
+              file=sys.stderr)
     time_key = "gpu__time_duration.sum"
     total = sum(l.get(time_key, 0.0) for l in launches.values())
     print(f"{len(launches)} launches, {total:.1f} us of kernel time (one at a time, as ncu runs them)")

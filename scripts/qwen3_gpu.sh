@@ -81,19 +81,20 @@ bw=$(sed -n 's/^torch_eager: copy bandwidth \([0-9]*\) GB\/s.*/\1/p' "$OUT/qwen3
   echo "qwen3 bench rc=$bench_rc ($((SECONDS - t)) s)"
 } >>"$OUT/qwen3_bench.txt" 2>&1
 grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
-# QWEN3_NCU=1: each kernel of one batch-1 graph decode step under ncu (warm caches, the clocks left
-# alone: the step as the graph runs it, one kernel at a time), into qwen3_ncu.csv; a summary by
+# QWEN3_NCU=1: each kernel of one batch-1 graph decode step under ncu, one kernel at a time (caches
+# flushed before each kernel and each of its replay passes, so a kernel's weights come from memory
+# as in the graph, its activations too; clocks left alone), into qwen3_ncu.csv; a summary by
 # kernel name in qwen3_ncu.txt (scripts/ncu_summary.py).
 [ "${QWEN3_NCU:-0}" = 0 ] || {
   t=$SECONDS
   QWEN3_PROFILE=1 timeout "${QWEN3_NCU_TIMEOUT:-200}" ncu --profile-from-start off \
-    --graph-profiling node --clock-control none --cache-control none --csv \
+    --graph-profiling node --clock-control none --cache-control all --print-units base --csv \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__occupancy_limit_registers,sm__warps_active.avg.pct_of_peak_sustained_active \
     "$exe" --model "$model" --bench --prompt 512 --steps 1 --batches 1 >"$OUT/qwen3_ncu.csv" 2>"$OUT/qwen3_ncu.err"
   ncu_rc=$?
   echo "qwen3 ncu rc=$ncu_rc ($((SECONDS - t)) s)"
   "$py" scripts/ncu_summary.py "$OUT/qwen3_ncu.csv" >"$OUT/qwen3_ncu.txt" 2>&1
-  head -40 "$OUT/qwen3_ncu.txt"
+  sed -n '/^By kernel/,$p' "$OUT/qwen3_ncu.txt" | head -24
 }
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 [ "${QWEN3_BENCH:-1}" = 0 ] || "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"

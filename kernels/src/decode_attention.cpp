@@ -335,7 +335,12 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
   check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
   check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
   const char* ab = std::getenv("TESSERA_AB_DECODE_CHUNK");
-  const int chunk = ab && std::string(ab) == "16" ? 16 : kCacheChunk;
+  const std::string ab_chunk = ab ? ab : "";
+  detail::require(ab_chunk.empty() || ab_chunk == "16" || ab_chunk == "32", l,
+                  "TESSERA_AB_DECODE_CHUNK is '" + ab_chunk +
+                      "'; set it to 16 or 32 (cache positions a decode attention block reads; 32 "
+                      "is the default), or unset it");
+  const int chunk = ab_chunk == "16" ? 16 : kCacheChunk;
   const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{chunk});
   const QueryExtents e = query_extents(q);
   Partials p(e.batch, e.heads, chunks, e.dim, q.device(), l);

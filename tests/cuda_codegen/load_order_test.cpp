@@ -11,6 +11,7 @@
 #include "runtime/scoped_env.hpp"
 #include "tessera/analysis/canonical_order.hpp"
 #include "tessera/analysis/promote_locals.hpp"
+#include "tessera/backend/cuda/launch.hpp"
 #include "tessera/backend/cuda/load_order.hpp"
 #include "tessera/ir/printer.hpp"
 #include "tessera/ir/verifier.hpp"
@@ -140,19 +141,28 @@ TEST(LoadOrder, NoLoadMovesAcrossALoopAndLoadsInsideOneMoveWithinIt) {
 
 TEST(LoadOrder, TheEmittedKernelIssuesBothLoadsBeforeItsFirstBarrier) {
   // The CUDA source of load_exchange_load: both loads ahead of the transpose's __syncthreads;
-  // under TESSERA_AB_LOAD_ORDER=0 canonical_order's order, the second load after it.
+  // without the pass (TESSERA_AB_LOAD_ORDER=0) canonical_order's order, the second load after it.
   const ir::Function f = load_exchange_load();
-  const auto order = [&] {
-    const std::string src = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
+  const auto order = [&](bool first) {
+    backend::cuda::KernelSpec spec = aligned_spec(f, kSm90a);
+    spec.issue_loads_first = first;
+    const std::string src = kernel_part(build(f, spec).kernel.source);
     const size_t barrier = src.find("__syncthreads();");
     const size_t second = src.find("= load $m[");
     EXPECT_NE(barrier, std::string::npos) << src;
     EXPECT_NE(second, std::string::npos) << src;
     return second < barrier;
   };
-  EXPECT_TRUE(order());
-  const ScopedEnv off("TESSERA_AB_LOAD_ORDER", "0");
-  EXPECT_FALSE(order());
+  EXPECT_TRUE(order(true));
+  EXPECT_FALSE(order(false));
+  // The switch: 0 and 1 (and unset), nothing else.
+  {
+    const ScopedEnv off("TESSERA_AB_LOAD_ORDER", "0");
+    EXPECT_FALSE(backend::cuda::load_order_enabled());
+  }
+  EXPECT_TRUE(backend::cuda::load_order_enabled());
+  const ScopedEnv typo("TESSERA_AB_LOAD_ORDER", "off");
+  EXPECT_THROW((void)backend::cuda::load_order_enabled(), UsageError);
 }
 
 TEST(LoadOrder, AMovedUnpaddedLoadReportsItsPlaceInTheIrTheHostDecodes) {

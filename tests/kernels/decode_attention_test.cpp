@@ -164,6 +164,25 @@ TEST(DecodeAttentionArguments, APageSizeWithoutAKernelIsRefusedAndASupportedOneR
             (Shape{1, 1, 16}));
 }
 
+TEST(DecodeAttentionArguments, AChunkSwitchOtherThan16Or32IsRefusedAndSixteenRuns) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const Device d = test_device();
+  const auto q = from_host(random_values<float>(16, -1, 1, 9), {1, 1, 16}, d);
+  const auto cache = from_host(random_values<float>(40 * 16, -1, 1, 10), {1, 40, 1, 16}, d);
+  const auto lengths = from_host(std::vector<int32_t>{40}, d);
+  ScopedEnv chunk("TESSERA_AB_DECODE_CHUNK", "17");
+  const std::string message =
+      error_of<UsageError>([&] { (void)kernels::decode_attention(q, cache, cache, lengths); });
+  EXPECT_NE(message.find("TESSERA_AB_DECODE_CHUNK is '17'; set it to 16 or 32"), std::string::npos)
+      << message;
+  chunk.set("32");
+  const std::vector<float> want = kernels::decode_attention(q, cache, cache, lengths).to_vector();
+  chunk.set("16");
+  const std::vector<float> got = kernels::decode_attention(q, cache, cache, lengths).to_vector();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
+}
+
 TEST(DecodeAttentionArguments, ALengthPastTheCacheIsRefusedAndOneInsideRuns) {
   TESSERA_REQUIRE_TEST_DEVICE();
   const Device d = test_device();

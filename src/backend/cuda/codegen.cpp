@@ -704,22 +704,21 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
     return run(emitter);
   };
   const LayoutPlan plan = plan_layouts(f, spec);
-  // A kernel planned without an occupancy bound (not a one-pass row-wise kernel: decode
-  // attention, its combine, the QK-norm and RoPE with the cache append, linear's loops) issues
-  // its independent loads before it waits on any (load_order.hpp), and is planned again in that
-  // order. TESSERA_AB_LOAD_ORDER=0 keeps canonical_order's (an A/B switch, to be removed once
-  // measured on a GPU).
+  // A kernel planned without an occupancy bound, unpipelined, unstreamed and a block a tile (not a
+  // one-pass row-wise kernel: decode attention, its combine, the QK-norm and RoPE with the cache
+  // append, linear's loops) issues its independent loads before it waits on any (load_order.hpp),
+  // and is planned again in that order. spec.issue_loads_first false (TESSERA_AB_LOAD_ORDER=0)
+  // keeps canonical_order's (an A/B switch, to be removed once measured on a GPU).
   // (The plan depends on no op's place, so the new one has no bound either; if it ever did, the
   // kernel keeps its order.) Error reports keep naming ops by their place in f, the IR the host
   // decodes them with.
   const auto unbounded = [](const LayoutPlan& p) {
     return !p.pipeline && p.min_blocks == 0 && !p.stream_rows && p.blocks_per_tile == 1;
   };
-  if (unbounded(plan)) {
-    const char* ab = std::getenv("TESSERA_AB_LOAD_ORDER");
+  if (spec.issue_loads_first && unbounded(plan)) {
     ir::Function early = f;
     std::vector<int> origin;
-    if (!(ab && *ab == '0') && issue_loads_first(early, &origin)) {
+    if (issue_loads_first(early, &origin)) {
       ir::verify_or_throw(early, "issue_loads_first");
       const LayoutPlan replanned = plan_layouts(early, spec);
       if (unbounded(replanned)) {

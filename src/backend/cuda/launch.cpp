@@ -162,6 +162,18 @@ bool l2_prefetch_enabled() {
   return v == "1";
 }
 
+bool load_order_enabled() {
+  const char* e = std::getenv("TESSERA_AB_LOAD_ORDER");
+  if (!e || !*e) return true;
+  const std::string_view v(e);
+  if (v != "0" && v != "1")
+    fail<UsageError>("TESSERA_AB_LOAD_ORDER is '", v,
+                     "'; set it to 0 (generated kernels issue each load before its first use) or "
+                     "1 (a kernel that is not a one-pass row-wise kernel issues its independent "
+                     "loads first: the default), or unset it");
+  return v == "1";
+}
+
 bool programmatic_serialization(const Arch& device_arch, bool kernel_waits, int driver_version) {
   // Read even when the answer is no, so that a mistyped value is reported on every machine.
   const bool enabled = programmatic_launch_enabled();

@@ -34,6 +34,10 @@ struct KernelSpec {
   // With grid_dependency_control: each prefetch op warms L2 with its tensor before the wait (see
   // Emitter::l2_prefetches). Off under TESSERA_AB_PREFETCH=0 (l2_prefetch_enabled()).
   bool l2_prefetch = true;
+  // A kernel planned without an occupancy bound issues its independent input loads before it
+  // first waits on one (load_order.hpp). Off under TESSERA_AB_LOAD_ORDER=0
+  // (load_order_enabled()).
+  bool issue_loads_first = true;
 };
 
 struct EmittedKernel {

@@ -25,9 +25,9 @@ class CudaBackend final : public Backend {
     const ir::Function& fn = k.fn;
     // Lowering: the IR as CUDA C++ for this GPU's architecture and these tensors (layouts,
     // shared-memory plan, pipelined loops: codegen.cpp). TESSERA_DUMP=cuda.
-    const KernelSpec spec{runtime::gpu_arch(k.device),
-                          std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end()),
-                          programmatic_launch_enabled(), l2_prefetch_enabled()};
+    const KernelSpec spec{
+        runtime::gpu_arch(k.device), std::vector<TensorSpec>(k.tensors.begin(), k.tensors.end()),
+        programmatic_launch_enabled(), l2_prefetch_enabled(), load_order_enabled()};
     const EmittedKernel e = runtime::timed(name, "lower", [&] { return emit(fn, spec); });
     if (!e.layouts.empty()) runtime::dump_file("layouts", fn.name, e.source, ".layouts", e.layouts);
     // NVRTC, through the JIT cache (TESSERA_DUMP=ptx,cubin), and the load on the device:

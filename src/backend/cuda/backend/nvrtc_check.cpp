@@ -20,6 +20,7 @@ void nvrtc_check(const ir::Function& f) {
     for (const TensorSpec tensor : {TensorSpec{true, 16, true}, TensorSpec{false, 1, false}}) {
       KernelSpec spec{arch, std::vector(f.params.size(), tensor)};
       spec.l2_prefetch = l2_prefetch_enabled();  // so the dumps show what a launch would run
+      spec.issue_loads_first = load_order_enabled();
       const std::string variant = arch.str() + (tensor.inner_unit_stride ? "" : ".unaligned");
       const std::string name = f.name + "." + variant;
       const EmittedKernel e = timed(f.name, "lower " + variant, [&] { return emit(f, spec); });
