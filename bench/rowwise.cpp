@@ -18,6 +18,10 @@
 //   (for a profiler, which then sees one kernel)
 //   --host-split               also print, per row, the host's time a ring step spends waiting
 //                              for the oldest launch and in the launch call
+//   --check-only               one launch of each kernel, checked, nothing timed: how to get the
+//                              kernels' CUDA on a machine without a GPU in seconds
+//                              (TESSERA_DEVICE=cpu TESSERA_NVRTC_CHECK=sm_90a TESSERA_DUMP=cuda;
+//                              the timed rounds there would run in the interpreter for minutes)
 //   --flush-l2                 each launch after a 256 MiB write that evicts the L2, its time
 //                              subtracted (tessera::time_launches' flush_l2): how Triton's
 //                              do_bench times the Triton rows of bench/torch_reference.py, for
@@ -151,6 +155,7 @@ bool check(Op op, const char* what, const std::vector<T>& got, const std::vector
 
 bool flush_l2 = false;    // --flush-l2
 bool host_split = false;  // --host-split
+bool check_only = false;  // --check-only
 
 // A row's time per launch, and where a ring step's host time went (--host-split; else zeros).
 struct RingTime {
@@ -205,6 +210,11 @@ bool bench(Op op, const char* tag, int64_t rows, int64_t cols, const Inputs<T>& 
       check(op, what.c_str(),
             launch(zeros<T>({rows, cols}).partition({1, cols})).unpartition().to_vector(), hx, rows,
             cols, hw, hb);
+  if (check_only) {
+    std::printf("tessera %s %lldx%lld: %s\n", what.c_str(), static_cast<long long>(rows),
+                static_cast<long long>(cols), ok ? "checked" : "WRONG");
+    return ok;
+  }
   const double bytes = 2.0 * static_cast<double>(rows * cols) * sizeof(T);
   const int iterations = std::clamp(static_cast<int>(2e9 / bytes), 5, 200);  // ~ms a round
   // The three ops' launches own different arguments (so return different futures): one ring each,
@@ -265,10 +275,11 @@ int64_t dimension(const char* text) {
 }
 
 int usage(const std::string& why) {
-  std::fprintf(stderr,
-               "rowwise: %s\nusage: rowwise [--op softmax|rmsnorm|layernorm] [--dtype f16|bf16] "
-               "[--numerics exact|fast] [--flush-l2] [--host-split] [ROWS COLS ...]\n",
-               why.c_str());
+  std::fprintf(
+      stderr,
+      "rowwise: %s\nusage: rowwise [--op softmax|rmsnorm|layernorm] [--dtype f16|bf16] "
+      "[--numerics exact|fast] [--check-only] [--flush-l2] [--host-split] [ROWS COLS ...]\n",
+      why.c_str());
   return 2;
 }
 
@@ -280,7 +291,9 @@ int main(int argc, char** argv) {
   Filter only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--flush-l2") {
+    if (arg == "--check-only") {
+      check_only = true;
+    } else if (arg == "--flush-l2") {
       flush_l2 = true;
     } else if (arg == "--host-split") {
       host_split = true;
