@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Issue 12's GPU call: the timeline's GPU tests, an A/B of the row-wise plan's switches at
 # AB_SHAPES (rows and columns in pairs) in AB_DTYPES (read by src/backend/cuda/layout.cpp:
-# TESSERA_AB_ROW_PERSISTENT=0 / 1, a block per row / a persistent grid; TESSERA_AB_EPI_GROUP=G,
-# the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's resident threads per
-# multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a thread of a reduction;
-# TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
+# TESSERA_AB_ROW_PERSISTENT=0 / 1, a block per row / a persistent grid; by codegen.cpp:
+# TESSERA_AB_ROWWISE_LOADS_FIRST=1, the weight rows loaded before the reduction;
+# TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
+# resident threads per multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a
+# thread of a reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
 # beside them (do_bench and back to back), in one GPU call:
 #   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."]
@@ -39,8 +40,11 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # softmax 4 at 64 (RMSNorm spills 40 bytes a thread there, ptxas -v). So: ROW_PERSISTENT=1 (every
 # norm persistent, 768 threads); ROW_RESIDENT=1024 (each norm's own grid, RMSNorm a block per
 # row, 1024 threads); both (every norm persistent, 1024 threads). (16 elements a thread, session
-# 16's default variant, lost 11-13% on every kernel there: dropped.)
-switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=1,TESSERA_AB_ROW_RESIDENT=1024}
+# 16's default variant, lost 11-13% on every kernel there: dropped.) Session 18 adds Triton's
+# RMSNorm structure: the weight row loaded with the input row, before the reduction
+# (TESSERA_AB_ROWWISE_LOADS_FIRST=1, codegen.cpp), at 512 resident threads (RMSNorm 114-117
+# registers, no spills; LayerNorm spills 120 bytes there, ptxas sm_90a f16).
+switches=${AB_SWITCHES:-TESSERA_AB_ROW_PERSISTENT=1 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_PERSISTENT=1,TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512}
 shapes=${AB_SHAPES:-8192 8192 32768 4096}
 dtypes=${AB_DTYPES:-f16}
 ab() {

@@ -165,6 +165,22 @@ TEST(LoadOrder, TheEmittedKernelIssuesBothLoadsBeforeItsFirstBarrier) {
   EXPECT_THROW((void)backend::cuda::load_order_enabled(), UsageError);
 }
 
+TEST(LoadOrder, ARowWiseKernelKeepsItsWeightLoadAfterTheReductionUnlessTheSwitchAsks) {
+  // A norm under its occupancy bound loads the weight row in its epilogue, after the reduction's
+  // barrier; TESSERA_AB_ROWWISE_LOADS_FIRST=1 loads it with the input row, as Triton's RMSNorm.
+  const ir::Function f = corpus_kernel("rmsnorm_f16");
+  const auto weight_first = [&] {
+    const std::string src = kernel_part(build(f, aligned_spec(f, kSm90a)).kernel.source);
+    const size_t barrier = src.find("__syncthreads();"), weight = src.find("= load $w[");
+    EXPECT_NE(barrier, std::string::npos) << src;
+    EXPECT_NE(weight, std::string::npos) << src;
+    return weight < barrier;
+  };
+  EXPECT_FALSE(weight_first());
+  const ScopedEnv rowwise("TESSERA_AB_ROWWISE_LOADS_FIRST", "1");
+  EXPECT_TRUE(weight_first());
+}
+
 TEST(LoadOrder, AMovedUnpaddedLoadReportsItsPlaceInTheIrTheHostDecodes) {
   // The host names the op of a GPU bounds error by its place in the IR it compiled
   // (runtime::op_sites: walk order); the kernel reports the index of m's load there, not the

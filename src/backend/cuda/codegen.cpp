@@ -712,16 +712,24 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
   // (The plan depends on no op's place, so the new one has no bound either; if it ever did, the
   // kernel keeps its order.) Error reports keep naming ops by their place in f, the IR the host
   // decodes them with.
-  const auto unbounded = [](const LayoutPlan& p) {
-    return !p.pipeline && p.min_blocks == 0 && !p.stream_rows && p.blocks_per_tile == 1;
+  // TESSERA_AB_ROWWISE_LOADS_FIRST=1 (an A/B switch for the next GPU session): a one-pass
+  // row-wise kernel too, so a norm's weight row is loaded with its input row, before the
+  // reduction, as Triton's RMSNorm does, instead of a vector at a time after it (with
+  // TESSERA_AB_ROW_RESIDENT=512, its bound leaves the registers that takes).
+  const char* rowwise_ab = std::getenv("TESSERA_AB_ROWWISE_LOADS_FIRST");
+  const bool rowwise = rowwise_ab && *rowwise_ab == '1';
+  const auto eligible = [&](const LayoutPlan& p) {
+    return !p.pipeline && !p.stream_rows && p.blocks_per_tile == 1 &&
+           (p.min_blocks == 0 || rowwise);
   };
-  if (spec.issue_loads_first && unbounded(plan)) {
+  if (spec.issue_loads_first && eligible(plan)) {
     ir::Function early = f;
     std::vector<int> origin;
     if (issue_loads_first(early, &origin)) {
       ir::verify_or_throw(early, "issue_loads_first");
       const LayoutPlan replanned = plan_layouts(early, spec);
-      if (unbounded(replanned)) {
+      if (eligible(replanned) && replanned.min_blocks == plan.min_blocks &&
+          replanned.blocks_per_sm == plan.blocks_per_sm) {
         detail::Emitter emitter(early, spec, replanned);
         emitter.report_sites_as(std::move(origin));
         return run(emitter);
