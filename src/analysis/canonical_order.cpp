@@ -7,44 +7,10 @@
 namespace tessera::analysis {
 namespace {
 
-// Ops that keep their place: their order is the kernel's statement order.
+// Ops that keep their place: their order is the kernel's statement order (a Local is not
+// expected here, Stage::Promoted, and is kept in place if present).
 bool is_anchor(const ir::Op& op) {
-  switch (ir::op_info(op.kind).cls) {
-    case ir::OpClass::Store:
-    case ir::OpClass::Prefetch:
-    case ir::OpClass::Print:
-    case ir::OpClass::For:
-    case ir::OpClass::If:
-    case ir::OpClass::Yield:
-    case ir::OpClass::Local:  // not expected here (Stage::Promoted); kept in place if present
-      return true;
-    case ir::OpClass::Interface:
-    case ir::OpClass::Creation:
-    case ir::OpClass::Unary:
-    case ir::OpClass::UnaryFloat:
-    case ir::OpClass::UnaryBool:
-    case ir::OpClass::Classify:
-    case ir::OpClass::Cast:
-    case ir::OpClass::Binary:
-    case ir::OpClass::BinaryBool:
-    case ir::OpClass::BinaryFloat:
-    case ir::OpClass::BinaryInt:
-    case ir::OpClass::Compare:
-    case ir::OpClass::Select:
-    case ir::OpClass::Ternary:
-    case ir::OpClass::Broadcast:
-    case ir::OpClass::Reshape:
-    case ir::OpClass::Permute:
-    case ir::OpClass::Slice:
-    case ir::OpClass::Reduce:
-    case ir::OpClass::ArgReduce:
-    case ir::OpClass::Scan:
-    case ir::OpClass::Mma:
-    case ir::OpClass::Load:
-    case ir::OpClass::Gather:
-      return false;
-  }
-  return true;
+  return ir::is_anchor(ir::op_info(op.kind).cls);
 }
 
 // Every operand used inside `b` (and its nested regions), in program order.

@@ -62,6 +62,45 @@ bool is_elementwise(OpClass c) {
   return false;
 }
 
+bool is_anchor(OpClass c) {
+  switch (c) {
+    case OpClass::Store:
+    case OpClass::Prefetch:
+    case OpClass::Print:
+    case OpClass::For:
+    case OpClass::If:
+    case OpClass::Yield:
+    case OpClass::Local:
+      return true;
+    case OpClass::Interface:
+    case OpClass::Creation:
+    case OpClass::Unary:
+    case OpClass::UnaryFloat:
+    case OpClass::UnaryBool:
+    case OpClass::Classify:
+    case OpClass::Cast:
+    case OpClass::Binary:
+    case OpClass::BinaryBool:
+    case OpClass::BinaryFloat:
+    case OpClass::BinaryInt:
+    case OpClass::Compare:
+    case OpClass::Select:
+    case OpClass::Ternary:
+    case OpClass::Broadcast:
+    case OpClass::Reshape:
+    case OpClass::Permute:
+    case OpClass::Slice:
+    case OpClass::Reduce:
+    case OpClass::ArgReduce:
+    case OpClass::Scan:
+    case OpClass::Mma:
+    case OpClass::Load:
+    case OpClass::Gather:
+      return false;
+  }
+  return true;
+}
+
 std::string to_string(const Type& t) {
   std::string s(dtype_name(t.dtype));
   if (!t.is_scalar()) s += tessera::to_string(t.shape);
@@ -70,18 +109,24 @@ std::string to_string(const Type& t) {
 
 std::string_view to_string(ParamKind k) {
   switch (k) {
-    case ParamKind::Out: return "out";
-    case ParamKind::In: return "in";
-    case ParamKind::Scalar: return "scalar";
-    case ParamKind::Accum: return "accum";
+    case ParamKind::Out:
+      return "out";
+    case ParamKind::In:
+      return "in";
+    case ParamKind::Scalar:
+      return "scalar";
+    case ParamKind::Accum:
+      return "accum";
   }
   return "?";
 }
 
 std::string_view to_string(Numerics n) {
   switch (n) {
-    case Numerics::exact: return "exact";
-    case Numerics::fast: return "fast";
+    case Numerics::exact:
+      return "exact";
+    case Numerics::fast:
+      return "fast";
   }
   return "?";
 }

@@ -37,17 +37,17 @@ size_t find(const ir::Block& b, OpKind kind, int param = -1, size_t from = 0) {
   return b.ops.size();
 }
 
-// A transposed tile summed, times a second input's row: canonical_order puts the second load
-// after the transpose, whose barrier waits for the first load's data.
-ir::Function load_exchange_load() {
+// A transposed tile summed, times a second input's row (loaded with `pad`): canonical_order puts
+// the second load after the transpose, whose barrier waits for the first load's data.
+ir::Function load_exchange_load(Pad pad = {}) {
   return prepared(trace_kernel<Out<float>, In<float>, In<float>>(
       "load_exchange_load",
       {out_param("y", DType::F32, {1, 32}), in_param("a", DType::F32, 2),
        in_param("m", DType::F32, 2)},
-      [](Out<float> y, In<float> a, In<float> m) {
+      [pad](Out<float> y, In<float> a, In<float> m) {
         const Tile<float> t = load(a, {y.tile_index(0), 0}, {32, 32});
         const Tile<float> s = sum(t.transpose(), 1).reshape({1, 32});
-        y.store(s * load(m, {y.tile_index(0), 0}, {1, 32}));
+        y.store(s * load(m, {y.tile_index(0), 0}, {1, 32}, pad));
       }));
 }
 
@@ -185,15 +185,7 @@ TEST(LoadOrder, AMovedUnpaddedLoadReportsItsPlaceInTheIrTheHostDecodes) {
   // The host names the op of a GPU bounds error by its place in the IR it compiled
   // (runtime::op_sites: walk order); the kernel reports the index of m's load there, not the
   // load's place after the reorder.
-  const ir::Function f = prepared(trace_kernel<Out<float>, In<float>, In<float>>(
-      "unpadded_moves",
-      {out_param("y", DType::F32, {1, 32}), in_param("a", DType::F32, 2),
-       in_param("m", DType::F32, 2)},
-      [](Out<float> y, In<float> a, In<float> m) {
-        const Tile<float> t = load(a, {y.tile_index(0), 0}, {32, 32});
-        const Tile<float> s = sum(t.transpose(), 1).reshape({1, 32});
-        y.store(s * load(m, {y.tile_index(0), 0}, {1, 32}, Pad::none()));
-      }));
+  const ir::Function f = load_exchange_load(Pad::none());
   const size_t site = find(f.body, OpKind::Load, 2);
   ir::Function moved = f;
   ASSERT_TRUE(backend::cuda::issue_loads_first(moved));

@@ -64,12 +64,18 @@ struct OpInfo {
   OpClass cls;
 };
 const OpInfo& op_info(OpKind k);
-inline std::string_view mnemonic(OpKind k) { return op_info(k).mnemonic; }
+inline std::string_view mnemonic(OpKind k) {
+  return op_info(k).mnemonic;
+}
 // Classes whose ops compute each result element from the same elements of their operands, with
 // no memory access, no exchange between elements and no region (unary, binary, compare, cast,
 // select, ternary ops): they can run on any subset of a tile's elements, in any order. The one
 // answer every pass and backend asks, so a new elementwise class is added here once.
 bool is_elementwise(OpClass c);
+// Ops whose place is the kernel's statement order: stores (and accumulations), prefetches, prints,
+// loops, branches, yields and locals. Every other op is pure, a function of its operands that a
+// pass may place anywhere after them (canonical_order, the CUDA backend's issue_loads_first).
+bool is_anchor(OpClass c);
 
 struct Type {
   DType dtype = DType::F32;
@@ -86,18 +92,18 @@ using ValueId = uint32_t;
 
 // Attributes. Each op kind reads the fields its row documents; the rest stay default.
 struct Attrs {
-  int axis = -1;         // tile_index, num_tiles, dim, iota, reductions, scans, slice, concat
-  int param = -1;        // which kernel parameter: scalar_param, dim, load, gather, store
-  int var = -1;          // local_load / local_store
-  Shape shape;           // constant, iota, broadcast, reshape, load
+  int axis = -1;              // tile_index, num_tiles, dim, iota, reductions, scans, slice, concat
+  int param = -1;             // which kernel parameter: scalar_param, dim, load, gather, store
+  int var = -1;               // local_load / local_store
+  Shape shape;                // constant, iota, broadcast, reshape, load
   std::vector<int64_t> perm;  // permute
-  double value = 0;      // constant; load's padding value
+  double value = 0;           // constant; load's padding value
   // An integer constant's exact value (`value` holds it as a double, exact only to 2^53). Read
   // it through integer_constant(), which falls back to `value` for IR built without it.
   std::optional<int64_t> exact;
-  bool padded = true;    // load: pad out-of-tensor elements (else they are a bounds error)
-  bool exclusive = false;    // scans: element i covers 0..i-1 (else 0..i)
-  bool descending = false;   // sort, argsort: largest first (else smallest first)
+  bool padded = true;       // load: pad out-of-tensor elements (else they are a bounds error)
+  bool exclusive = false;   // scans: element i covers 0..i-1 (else 0..i)
+  bool descending = false;  // sort, argsort: largest first (else smallest first)
   // load: the operands are the element where the tile starts along each axis (load_at), not its
   // tile coordinate.
   bool at_element = false;
@@ -108,7 +114,7 @@ struct Attrs {
   // away from zero) before the exact products are summed in f32: tensor cores on the GPU
   // (docs/dsl.md, "Matrix multiply precision"). Only asked for by the user; never chosen for them.
   bool tf32 = false;
-  std::string text;      // print
+  std::string text;  // print
   friend bool operator==(const Attrs&, const Attrs&) = default;
 };
 
@@ -163,13 +169,13 @@ enum class Stage : uint8_t { Traced, Promoted };
 struct Function {
   std::string name;
   std::vector<Param> params;
-  int grid_rank = 0;        // the grid's rank: its Out partitions', else its Accum's grid's
+  int grid_rank = 0;  // the grid's rank: its Out partitions', else its Accum's grid's
   Numerics numerics = Numerics::exact;
   std::vector<Type> values;  // type of each ValueId
   std::vector<Type> vars;    // type of each tracer-local variable
   Block body;
   Stage stage = Stage::Traced;
-  SourceLoc loc;            // where the kernel is defined
+  SourceLoc loc;  // where the kernel is defined
 
   const Type& type(ValueId v) const { return values.at(v); }
   ValueId new_value(Type t) {

@@ -17,45 +17,11 @@ bool is_input_load(const ir::Function& f, const ir::Op& op) {
          f.params.at(static_cast<size_t>(op.attrs.param)).kind == ir::ParamKind::In;
 }
 
-// Ops nothing moves across: their order is the kernel's statement order.
+// Ops nothing moves across: the anchors (ir::is_anchor), but for stores and store_parts, which
+// write outputs that no input load reads (an accumulation stays put all the same).
 bool is_fence(const ir::Op& op) {
-  switch (ir::op_info(op.kind).cls) {
-    case OpClass::For:
-    case OpClass::If:
-    case OpClass::Yield:
-    case OpClass::Print:
-    case OpClass::Prefetch:
-    case OpClass::Local:
-      return true;
-    case OpClass::Store:  // store and store_part write outputs, which no input load reads;
-      return op.kind == ir::OpKind::Accumulate;  // an accumulation stays put all the same
-    case OpClass::Interface:
-    case OpClass::Creation:
-    case OpClass::Unary:
-    case OpClass::UnaryFloat:
-    case OpClass::UnaryBool:
-    case OpClass::Classify:
-    case OpClass::Cast:
-    case OpClass::Binary:
-    case OpClass::BinaryBool:
-    case OpClass::BinaryFloat:
-    case OpClass::BinaryInt:
-    case OpClass::Compare:
-    case OpClass::Select:
-    case OpClass::Ternary:
-    case OpClass::Broadcast:
-    case OpClass::Reshape:
-    case OpClass::Permute:
-    case OpClass::Slice:
-    case OpClass::Reduce:
-    case OpClass::ArgReduce:
-    case OpClass::Scan:
-    case OpClass::Mma:
-    case OpClass::Load:
-    case OpClass::Gather:
-      return false;
-  }
-  return true;
+  return ir::is_anchor(ir::op_info(op.kind).cls) && op.kind != ir::OpKind::Store &&
+         op.kind != ir::OpKind::StorePart;
 }
 
 // Where each op of a block stood in the function's walk order before the pass (ir::walk: an op,
