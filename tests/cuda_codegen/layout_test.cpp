@@ -272,17 +272,63 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
     ScopedEnv group("TESSERA_AB_STREAM_GROUP", "1");
     one = build(softmax, aligned_spec(softmax, kSm90a));
   }
-  // x's load in each of the three passes and z's store, each a fast and an edge path.
-  EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 8u);
+  // x's load in the first pass (a fast and an edge path) and its copy into shared memory, its
+  // two reads back from there (Emitter::plan_stash), and z's store (a fast and an edge path).
+  EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 7u);
   const Built four = build(softmax, aligned_spec(softmax, kSm90a));
   const std::string& src = four.kernel.source;
   EXPECT_EQ(count(src, "for (int kv = 0; kv < 4; ++kv)"), 3u) << src;  // max, sum, epilogue
-  EXPECT_EQ(count(src, "for (int k = kv * 4; k < kv * 4 + 4; ++k)"), 8u) << src;
+  EXPECT_EQ(count(src, "for (int k = kv * 4; k < kv * 4 + 4; ++k)"), 7u) << src;
   EXPECT_NE(src.find("for (int e = 0; e < 32; ++e) p = "), std::string::npos) << src;
   EXPECT_NE(src.find("[kv * 4 * 8 + e]"), std::string::npos) << src;
   EXPECT_NE(src.find("for (int i = kv * 4 * 8; i < (kv * 4 + 4) * 8; ++i)"), std::string::npos)
       << src;
   EXPECT_FALSE(four.compiled.ptx.empty());
+}
+
+TEST(EmittedCode, AStreamedRowIsReadFromMemoryOnceAndKeptInSharedMemoryForItsLaterPasses) {
+  // LayerNorm over 65536 bf16 columns: three passes over x (mean, variance, output). The first
+  // reads x from memory and keeps it (128 KB a block) in shared memory; the other two read it
+  // back from there, each thread its own vectors (so no barrier between).
+  const ir::Function norm = prepared(trace_kernel<Out<bfloat16>, In<bfloat16>>(
+      "long_norm_bf16", {out_param("z", DType::BF16, {1, 65536}), in_param("x", DType::BF16, 2)},
+      [](Out<bfloat16> z, In<bfloat16> x) {
+        auto v = load_like(x, z).cast<float>();
+        auto d = v - sum(v, 1) * (1.0f / 65536);
+        z.store((d * rsqrt(sum(d * d, 1) * (1.0f / 65536) + 1e-5f)).cast<bfloat16>());
+      }));
+  const auto count = [](const std::string& src, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+    return n;
+  };
+  const Built b = build(norm, aligned_spec(norm, kSm90a));
+  const std::string& src = b.kernel.source;
+  ASSERT_TRUE(plan(norm).stream_rows);
+  EXPECT_EQ(count(src, "tsr_ld_words(tb + off, w);"), 1u) << src;  // x, once
+  EXPECT_EQ(count(src, "Kept in shared memory for the row's later passes"), 1u) << src;
+  EXPECT_EQ(count(src, "Read back from shared memory"), 2u) << src;
+  EXPECT_NE(src.find("[0, 131072) ops [0, "), std::string::npos) << src;
+  EXPECT_GE(b.kernel.shared_bytes, 131072u);
+  EXPECT_FALSE(b.compiled.ptx.empty());
+  {  // The A/B switch: each pass reads x from memory again, no shared memory for it.
+    ScopedEnv off("TESSERA_AB_STREAM_STASH", "0");
+    const Built again = build(norm, aligned_spec(norm, kSm90a));
+    EXPECT_EQ(count(again.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
+    EXPECT_EQ(count(again.kernel.source, "Read back from shared memory"), 0u);
+    EXPECT_LT(again.kernel.shared_bytes, 1024u);
+  }
+  // f32 rows of 65536 (256 KB) do not fit beside the rest: read three times, as before.
+  const ir::Function wide = prepared(trace_kernel<Out<float>, In<float>>(
+      "long_norm_f32", {out_param("z", DType::F32, {1, 65536}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto v = load_like(x, z);
+        auto d = v - sum(v, 1) * (1.0f / 65536);
+        z.store(d * rsqrt(sum(d * d, 1) * (1.0f / 65536) + 1e-5f));
+      }));
+  const Built f32 = build(wide, aligned_spec(wide, kSm90a));
+  EXPECT_EQ(count(f32.kernel.source, "Read back from shared memory"), 0u);
+  EXPECT_EQ(count(f32.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
 }
 
 TEST(EmittedCode, StreamedPassesTakeTheLargestGroupThatDividesTheThreadsVectors) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 
 #include "codegen_emitter.hpp"
 #include "codegen_runtime.hpp"
@@ -323,6 +324,55 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
   }
 }
 
+// A streamed load that several passes over the row read (each streaming reduction is one, the
+// epilogue another) is read from memory by the first and kept in shared memory for the others,
+// where it fits beside what the kernel's other buffers may need: a LayerNorm over 65536 bf16
+// columns reads its row once instead of three times (mean, variance, output). The stash lives for
+// the whole kernel, so a block holds at most one row's worth; 16-byte vectors of 16- or 32-bit
+// elements.
+void Emitter::plan_stash(const ir::Block& b, size_t tail) {
+  stash_.clear();
+  if (!plan_.stash_streamed || streamed_.empty()) return;
+  // The streamed loads each pass reads: for each root, its streamed operands' defs, transitively.
+  std::map<const ir::Op*, int> passes;
+  const auto count_pass = [&](const std::vector<ir::ValueId>& roots) {
+    std::set<const ir::Op*> seen;
+    std::vector<ir::ValueId> work = roots;
+    while (!work.empty()) {
+      const ir::ValueId u = work.back();
+      work.pop_back();
+      if (!streamed(u)) continue;
+      const ir::Op* d = def(u);
+      if (!seen.insert(d).second) continue;
+      if (d->kind == OpKind::Load) ++passes[d];
+      work.insert(work.end(), d->operands.begin(), d->operands.end());
+    }
+  };
+  for (size_t i = 0; i < tail; ++i)
+    if (ir::op_info(b.ops[i].kind).cls == ir::OpClass::Reduce && streamed(b.ops[i].operands[0]))
+      count_pass({b.ops[i].operands[0]});
+  std::vector<ir::ValueId> tail_roots;
+  for (size_t i = tail; i < b.ops.size(); ++i)
+    tail_roots.insert(tail_roots.end(), b.ops[i].operands.begin(), b.ops[i].operands.end());
+  count_pass(tail_roots);
+  // What the other buffers of a row-wise kernel take (a reduction's partials across warps) is
+  // small; this leaves them 16 KB.
+  int64_t room = smem_limit(spec_.arch) - 16384;
+  for (size_t i = 0; i < tail; ++i) {
+    const ir::Op& op = b.ops[i];
+    if (op.kind != OpKind::Load || passes[&op] < 2) continue;
+    const DType dt = f_.params.at(op.attrs.param).dtype;
+    if (dt != DType::F16 && dt != DType::BF16 && dt != DType::F32 && dt != DType::I32) continue;
+    const int64_t bytes = numel(op.attrs.shape) * static_cast<int64_t>(dtype_size(dt));
+    if (vec() * static_cast<int64_t>(dtype_size(dt)) != 16 || bytes > room) continue;
+    room -= bytes;
+    stash_[&op] = {smem_alloc_.allocate("a streamed row kept for its later passes", bytes,
+                                        std::numeric_limits<int64_t>::max(), op.loc),
+                   false};
+    smem_bytes_ = smem_alloc_.high_water();
+  }
+}
+
 void Emitter::materialize(ir::ValueId v) {
   if (!streamed(v)) return;
   for (const auto& [done, old] : remat_names_)
@@ -351,7 +401,10 @@ std::string Emitter::register_loop(ir::ValueId v) const {
 void Emitter::block(const ir::Block& b) {
   converted_.emplace_back();
   const size_t tail = epilogue_start(b);
-  if (plan_.stream_rows && &b == &f_.body) plan_streaming(b, tail);
+  if (plan_.stream_rows && &b == &f_.body) {
+    plan_streaming(b, tail);
+    plan_stash(b, tail);
+  }
   for (size_t i = 0; i < tail; ++i) {
     const ir::Op& o = b.ops[i];
     if (o.results.size() == 1 && streamed(o.results[0])) {

@@ -371,7 +371,22 @@ class Emitter {
     while (wanted > 1 && vectors % wanted != 0) wanted /= 2;
     return wanted;
   }
-  std::vector<bool> streamed_;                                    // by ValueId
+  std::vector<bool> streamed_;  // by ValueId
+  // Streamed loads kept in shared memory (LayoutPlan::stash_streamed): where, and whether a pass
+  // emitted so far has written them there (the later passes read them back).
+  struct Stash {
+    int64_t offset = 0;
+    bool written = false;
+  };
+  std::map<const ir::Op*, Stash> stash_;
+  void plan_stash(const ir::Block& b, size_t tail);
+  // The group of vectors vector_only_ names, between registers `regs` and the stash at `offset`
+  // (elements in the tile's order, in storage form).
+  void stash_vectors(const ir::Op& load, const std::string& regs, int64_t offset, bool write);
+  // Registers regs[reg0 + e], e < count, from / into the 32-bit words w[] of their storage form.
+  void regs_from_words(DType dt, const std::string& regs, const std::string& reg0, int64_t count);
+  void regs_into_words(DType dt, const std::string& regs, const Layout& layout,
+                       const std::string& reg0, int64_t count);
   std::vector<std::pair<ir::ValueId, std::string>> remat_names_;  // to restore after a loop
   int remat_scope_ = 0;
   int64_t smem_bytes_ = 0;  // smem_alloc_'s high-water mark

@@ -192,31 +192,17 @@ void Emitter::walk_chunks(const TileWalk& w, bool whole) {
     if (!whole) open("if (", outer, glast, " >= 0 && ", glast, " + ", c, " <= ", ext_last, ")");
     line("unsigned w[", words, "]", w.mode == Mode::Store ? " = {}" : "", ";");
     if (load) line("tsr_ld_words(", ptr, " + off, w);");
-    const bool pairs =
-        (w.dtype == DType::F16 || w.dtype == DType::BF16) && w.mode != Mode::LoadSink;
-    const std::string x2 = w.dtype == DType::F16 ? "f16x2" : "bf16x2";
-    unroll();
-    if (pairs) {
-      // Two 16-bit floats per word, converted together.
-      open("for (int e = 0; e < ", c, "; e += 2)");
-      if (w.mode == Mode::LoadRegs)
-        line("tsr_", x2, "_to_f32(w[e / 2], ", w.regs, "[", reg0, " + e], ", w.regs, "[", reg0,
-             " + e + 1]);");
-      else
-        line("w[e / 2] = tsr_f32_to_", x2, "(", at(w.regs, w.regs_layout, reg0 + " + e"), ", ",
-             at(w.regs, w.regs_layout, reg0 + " + e + 1"), ");");
+    if (w.mode == Mode::LoadRegs) {
+      regs_from_words(w.dtype, w.regs, reg0, c);
+    } else if (w.mode == Mode::Store) {
+      regs_into_words(w.dtype, w.regs, w.regs_layout, reg0, c);
     } else {
+      unroll();
       open("for (int e = 0; e < ", c, "; ++e)");
       const std::string word = "tsr_word<" + s + ">::get(w, e)";
-      if (w.mode == Mode::LoadRegs)
-        line(w.regs, "[", reg0, " + e] = ", from_storage(w.dtype, word), ";");
-      else if (w.mode == Mode::LoadSink)
-        (*w.sink)(ix, w.storage_values ? word : from_storage(w.dtype, word));
-      else
-        line("tsr_word<", s, ">::put(w, e, ",
-             to_storage(w.dtype, at(w.regs, w.regs_layout, reg0 + " + e")), ");");
+      (*w.sink)(ix, w.storage_values ? word : from_storage(w.dtype, word));
+      close();
     }
-    close();
     if (!load) line("tsr_st_words(", ptr, " + off, w);");
     if (!whole) {
       close("} else {");
@@ -270,6 +256,62 @@ void Emitter::walk_chunks(const TileWalk& w, bool whole) {
   close();
 }
 
+void Emitter::regs_from_words(DType dt, const std::string& regs, const std::string& reg0,
+                              int64_t count) {
+  unroll();
+  if (dt == DType::F16 || dt == DType::BF16) {  // two 16-bit floats a word, converted together
+    open("for (int e = 0; e < ", count, "; e += 2)");
+    line("tsr_", dt == DType::F16 ? "f16x2" : "bf16x2", "_to_f32(w[e / 2], ", regs, "[", reg0,
+         " + e], ", regs, "[", reg0, " + e + 1]);");
+  } else {
+    open("for (int e = 0; e < ", count, "; ++e)");
+    line(regs, "[", reg0,
+         " + e] = ", from_storage(dt, "tsr_word<" + storage_type(dt) + ">::get(w, e)"), ";");
+  }
+  close();
+}
+
+void Emitter::regs_into_words(DType dt, const std::string& regs, const Layout& layout,
+                              const std::string& reg0, int64_t count) {
+  unroll();
+  if (dt == DType::F16 || dt == DType::BF16) {
+    open("for (int e = 0; e < ", count, "; e += 2)");
+    line("w[e / 2] = tsr_f32_to_", dt == DType::F16 ? "f16x2" : "bf16x2", "(",
+         at(regs, layout, reg0 + " + e"), ", ", at(regs, layout, reg0 + " + e + 1"), ");");
+  } else {
+    open("for (int e = 0; e < ", count, "; ++e)");
+    line("tsr_word<", storage_type(dt), ">::put(w, e, ",
+         to_storage(dt, at(regs, layout, reg0 + " + e")), ");");
+  }
+  close();
+}
+
+// A streamed load's vectors (those vector_only_ names) and the stash (Emitter::plan_stash): each
+// thread writes its own vectors and reads back only those, so no barrier orders the two.
+void Emitter::stash_vectors(const ir::Op& load, const std::string& regs, int64_t offset,
+                            bool write) {
+  const DType dt = f_.params.at(load.attrs.param).dtype;
+  const int64_t v = vec(), words = v * static_cast<int64_t>(dtype_size(dt)) / 4;
+  line(write ? "// Kept in shared memory for the row's later passes (Emitter::plan_stash)."
+             : "// Read back from shared memory, where the row's first pass kept it.");
+  unroll();
+  open("for (int k = ", vector_only_, "; k < ", vector_only_, " + ", vector_group_, "; ++k)");
+  line("unsigned* at = ", smem("unsigned", offset), " + (k * ", threads(), " + tid) * ", words,
+       ";");
+  line("unsigned w[", words, "];");
+  const std::string reg0 = "k * " + str(v);
+  if (write) {
+    regs_into_words(dt, regs, layout(load.results[0]), reg0, v);
+    unroll();
+    line("for (int i = 0; i < ", words, "; ++i) at[i] = w[i];");
+  } else {
+    unroll();
+    line("for (int i = 0; i < ", words, "; ++i) w[i] = at[i];");
+    regs_from_words(dt, regs, reg0, v);
+  }
+  close();
+}
+
 void Emitter::load(const ir::Op& op) {
   const ir::Attrs& a = op.attrs;
   const ir::ValueId r = op.results[0];
@@ -286,11 +328,18 @@ void Emitter::load(const ir::Op& op) {
     return;
   }
   declare(r);
+  const auto stash = vector_only_.empty() ? stash_.end() : stash_.find(&op);
+  if (stash != stash_.end() && stash->second.written)
+    return stash_vectors(op, name(r), stash->second.offset, false);
   TileWalk w;
   load_walk(op, w);
   w.mode = TileWalk::Mode::LoadRegs;
   w.regs = name(r);
   walk_tile(w);
+  if (stash != stash_.end()) {
+    stash_vectors(op, name(r), stash->second.offset, true);
+    stash->second.written = true;
+  }
 }
 
 void Emitter::load_walk(const ir::Op& op, TileWalk& w) {

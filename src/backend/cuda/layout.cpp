@@ -295,6 +295,10 @@ class Planner {
       // 918 / 1132 / 1122 (bench/results/2026-12-05-s15-gpu.md). Four for every kernel: softmax's
       // 2% on the H200 is within its noise, its 21% on the H100 is not.
       p_.stream_group = 4;
+      // A/B switch (to be removed once measured): TESSERA_AB_STREAM_STASH=0 re-reads the row
+      // from memory at each pass instead of keeping it in shared memory.
+      const char* stash = std::getenv("TESSERA_AB_STREAM_STASH");
+      p_.stash_streamed = !(stash && *stash == '0');
       if (const char* e = std::getenv("TESSERA_AB_STREAM_BLOCKS")) p_.blocks_per_sm = std::atoi(e);
       if (const char* e = std::getenv("TESSERA_AB_STREAM_GROUP"))
         p_.stream_group = std::max(1, std::atoi(e));

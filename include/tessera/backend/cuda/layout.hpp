@@ -89,6 +89,10 @@ struct LayoutPlan {
   // under one whole-tile test, so that their loads are in flight together; 1: one at a time.
   int stream_group = 1;
   int epilogue_group = 1;
+  // A streamed row's input loads that more than one pass reads are kept, as the first pass read
+  // them, in shared memory (each thread its own vectors), and the later passes read them there:
+  // the row crosses the memory bus once (Emitter::plan_streaming), where shared memory holds it.
+  bool stash_streamed = false;
   // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
   // iterations ahead (Emitter::prefetch_next_tile); 0: none.
   int64_t prefetch_next_tile = 0;
