@@ -3,6 +3,7 @@
 # AB_SHAPES (rows and columns in pairs) in AB_DTYPES (read by src/backend/cuda/layout.cpp:
 # TESSERA_AB_ROW_PERSISTENT=0 / 1, a block per row / a persistent grid; by codegen.cpp:
 # TESSERA_AB_ROWWISE_LOADS_FIRST=1, the weight rows loaded before the reduction;
+# TESSERA_AB_STREAM_STASH=0, long rows re-read at each pass (at 1024x65536, AB_LONG_SWITCHES);
 # TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
 # resident threads per multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a
 # thread of a reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
@@ -56,6 +57,17 @@ ab() {
         [ "$switch" = defaults ] || IFS=, read -r -a vars <<<"$switch"
         # shellcheck disable=SC2086 # the shapes are words
         env "${vars[@]}" timeout 40 "$B" --dtype "$t" --numerics fast $shapes 2>&1 | grep -vE "^#"
+        echo "rc=${PIPESTATUS[0]}"
+      done
+    done
+    # Long rows (streamed): the row kept in shared memory by its first pass (the default since
+    # session 19, Emitter::plan_stash) against a re-read from memory at each pass.
+    for switch in defaults ${AB_LONG_SWITCHES-TESSERA_AB_STREAM_STASH=0}; do
+      for t in f16 bf16; do
+        echo "== round $round long $switch $t"
+        vars=()
+        [ "$switch" = defaults ] || IFS=, read -r -a vars <<<"$switch"
+        env "${vars[@]}" timeout 40 "$B" --dtype "$t" --numerics fast 1024 65536 2>&1 | grep -vE "^#"
         echo "rc=${PIPESTATUS[0]}"
       done
     done

@@ -63,7 +63,7 @@ failed=0
 step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TIMEOUT=60 \
   'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
 step rowwise 300 env AB=0 bash scripts/ab_rowwise.sh
-step rowwise-ab 260 env AB_ONLY=1 bash scripts/ab_rowwise.sh
+step rowwise-ab 330 env AB_ONLY=1 bash scripts/ab_rowwise.sh
 step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
