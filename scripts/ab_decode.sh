@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Issue 14's decode A/B on the GPU machine, in one call: the kernel library's GPU tests of the
 # decode step's kernels with the default code (each result against a double-precision reference,
-# and the error messages of their unpadded loads; the decode tests also run the chunk switch),
+# and the error messages of their unpadded loads),
 # then the Qwen3 engine's batch-1 graph decode step
 # (random weights at Qwen3-0.6B's shapes, bf16, prompt 512, 64 steps) once per variant per round,
 # the variants interleaved, AB_ROUNDS rounds (default 3). All variants share one JIT cache folder
 # (a kernel's cache key is its source, so each variant's kernels are its own; the tuner's winners
 # are shared, so the A/B compares code, not candidate choices).
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
-#   "base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_DECODE_CHUNK=16;TESSERA_AB_PREFETCH=1"
-#   (load_order.hpp: canonical order instead of the loads issued first; decode_attention.cpp:
-#   chunks of 16 positions, not 32; the linear layers' L2 prefetch, off by default).
+#   "base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_PREFETCH=0"
+#   (load_order.hpp: canonical order instead of the loads issued first; the linear layers' L2
+#   prefetch off, on by default since session 19's A/B on an H100).
 # Logs under $OUT: decode_build.log, decode_tests.txt, ab_decode.txt; prints the median ms a step
 # of each variant.
 #   OUT=dir [AB_VARIANTS=...] [AB_ROUNDS=3] [AB_TESTS=0: no tests] scripts/ab_decode.sh
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 source scripts/qwen3_ab_common.sh
 if [ "${AB_TESTS:-1}" = 0 ]; then qwen3_ab_setup decode; else qwen3_ab_setup decode kernels_tests; fi
 export TESSERA_QUIET=1
-IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_DECODE_CHUNK=16;TESSERA_AB_PREFETCH=1}"
+IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOAD_ORDER=0;TESSERA_AB_PREFETCH=0}"
 # The assignments of variant $1, one a line (none for base).
 assignments() { [ "$1" = base ] || tr ',' '\n' <<<"$1"; }
 failed=0

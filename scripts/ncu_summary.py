@@ -41,7 +41,9 @@ def read(path):
         metric = row["Metric Name"]
         # Durations to microseconds and traffic to bytes, whatever unit ncu chose (qwen3_gpu.sh
         # asks for base units: nsecond, byte).
-        scales = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6, "byte": 1.0,
+        # (ncu 2025's --print-units base writes "ns".)
+        scales = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3,
+                  "ms": 1e3, "second": 1e6, "s": 1e6, "byte": 1.0,
                   "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
         if unit in scales:
             value *= scales[unit]

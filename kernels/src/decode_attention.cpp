@@ -11,7 +11,6 @@
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
-#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -123,11 +122,11 @@ Tile<float> position_rows(const In<T, 4>& x, const Index& n, const Index& j, con
   return load(x, {n, j, h, 0}, {1, rows, 1, dim}, pad).template cast<float>().reshape({rows, dim});
 }
 
-// Chunk positions a block: kCacheChunk, or 16 under TESSERA_AB_DECODE_CHUNK=16 (an A/B switch
-// for the next GPU session, to be removed with the loser). A [32, 128] key tile and its value tile
-// give a block 128 threads and 255 registers (ptxas, sm_90a, bf16), two blocks a multiprocessor:
-// Qwen3-0.6B's 16 heads over 19 chunks of a 584-position cache are 304 blocks, two waves on 132
-// multiprocessors; chunks of 16 halve each block's tiles and threads, so more fit at once.
+// Chunk positions a block (kCacheChunk). A [32, 128] key tile and its value tile give a block 128
+// threads and 255 registers (ptxas, sm_90a, bf16), two blocks a multiprocessor: Qwen3-0.6B's 16
+// heads over 19 chunks of a 584-position cache are 304 blocks, two waves on 132 multiprocessors.
+// Chunks of 16 (half the tiles and threads a block, so more fit at once) made the batch-1 decode
+// step 2.6% slower on an H100 (1.621 against 1.579 ms, session 19): 32 it is.
 template <Element T, int QR, int Chunk>
 TESSERA_KERNEL(decode_attention_chunks, Out<float, 4> acc_out, Out<float, 4> m_out,
                Out<float, 4> l_out, In<T, QR> q, In<T, 4> k_cache, In<T, 4> v_cache,
@@ -334,13 +333,7 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
                     std::optional<float> scale, SourceLoc l, Finish&& finish) {
   check_decode_args(fn, q, "k_cache", k_cache, v_cache, lengths, false, l);
   check_lengths(fn, lengths, k_cache.dim(1), "the cache's positions", l);
-  const char* ab = std::getenv("TESSERA_AB_DECODE_CHUNK");
-  const std::string ab_chunk = ab ? ab : "";
-  detail::require(ab_chunk.empty() || ab_chunk == "16" || ab_chunk == "32", l,
-                  "TESSERA_AB_DECODE_CHUNK is '" + ab_chunk +
-                      "'; set it to 16 or 32 (cache positions a decode attention block reads; 32 "
-                      "is the default), or unset it");
-  const int chunk = ab_chunk == "16" ? 16 : kCacheChunk;
+  const int chunk = kCacheChunk;
   const int64_t chunks = ceil_div(k_cache.dim(1), int64_t{chunk});
   const QueryExtents e = query_extents(q);
   Partials p(e.batch, e.heads, chunks, e.dim, q.device(), l);
@@ -349,9 +342,7 @@ auto run_contiguous(const char* fn, const Tensor<T, QR>& q, const Tensor<T, 4>& 
                   default_scale(scale, e.dim))
         .sync();
   };
-  auto [acc, m, ls, q1, k1, v1, len1, s1] = chunk == 16
-                                                ? run(decode_attention_chunks<T, QR, 16>)
-                                                : run(decode_attention_chunks<T, QR, kCacheChunk>);
+  auto [acc, m, ls, q1, k1, v1, len1, s1] = run(decode_attention_chunks<T, QR, kCacheChunk>);
   return finish(q, lengths, chunk, std::move(acc), std::move(m), std::move(ls), l);
 }
 

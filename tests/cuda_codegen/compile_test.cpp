@@ -165,7 +165,7 @@ TEST(Prefetch, NothingOnSm80WithoutGridDependencyControlOrSwitchedOff) {
 // TESSERA_AB_PREFETCH: 0 or 1 or unset; anything else says what to set.
 TEST(Prefetch, TheAbSwitchReadsTheEnvironment) {
   ::unsetenv("TESSERA_AB_PREFETCH");
-  EXPECT_FALSE(backend::cuda::l2_prefetch_enabled());  // off until measured on a GPU
+  EXPECT_TRUE(backend::cuda::l2_prefetch_enabled());  // on by default since its decode A/B
   ::setenv("TESSERA_AB_PREFETCH", "0", 1);
   EXPECT_FALSE(backend::cuda::l2_prefetch_enabled());
   ::setenv("TESSERA_AB_PREFETCH", "1", 1);

@@ -70,10 +70,6 @@ void check_decode(int64_t q_heads, int64_t kv_heads, int64_t dim, uint64_t salt,
       kernels::decode_attention_merged(from_host(q, {batch, 1, q_heads, dim}, d), kt, vt, lt);
   ASSERT_EQ(merged4.shape(), (Shape{batch, q_heads * dim}));
   EXPECT_EQ(widen(merged4.to_vector()), widen(merged.to_vector()));
-  // The A/B variant with chunks of 16 positions (decode_attention.cpp).
-  const ScopedEnv chunk16("TESSERA_AB_DECODE_CHUNK", "16");
-  expect_near(widen(kernels::decode_attention(qt, kt, vt, lt).to_vector()), want,
-              2 * unit_roundoff<T>(), 1e-5, "decode_attention, chunks of 16 positions");
 }
 
 TYPED_TEST(DecodeAttentionTest, GroupedQueryHeadDim64OverSequencesOfDifferentLengths) {
@@ -162,25 +158,6 @@ TEST(DecodeAttentionArguments, APageSizeWithoutAKernelIsRefusedAndASupportedOneR
   const auto pages16 = pages24.slice(1, 0, 16);
   EXPECT_EQ(kernels::paged_decode_attention(q, pages16, pages16, table, lengths).shape(),
             (Shape{1, 1, 16}));
-}
-
-TEST(DecodeAttentionArguments, AChunkSwitchOtherThan16Or32IsRefusedAndSixteenRuns) {
-  TESSERA_REQUIRE_TEST_DEVICE();
-  const Device d = test_device();
-  const auto q = from_host(random_values<float>(16, -1, 1, 9), {1, 1, 16}, d);
-  const auto cache = from_host(random_values<float>(40 * 16, -1, 1, 10), {1, 40, 1, 16}, d);
-  const auto lengths = from_host(std::vector<int32_t>{40}, d);
-  ScopedEnv chunk("TESSERA_AB_DECODE_CHUNK", "17");
-  const std::string message =
-      error_of<UsageError>([&] { (void)kernels::decode_attention(q, cache, cache, lengths); });
-  EXPECT_NE(message.find("TESSERA_AB_DECODE_CHUNK is '17'; set it to 16 or 32"), std::string::npos)
-      << message;
-  chunk.set("32");
-  const std::vector<float> want = kernels::decode_attention(q, cache, cache, lengths).to_vector();
-  chunk.set("16");
-  const std::vector<float> got = kernels::decode_attention(q, cache, cache, lengths).to_vector();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
 }
 
 TEST(DecodeAttentionArguments, ALengthPastTheCacheIsRefusedAndOneInsideRuns) {

@@ -326,10 +326,12 @@ void Emitter::plan_streaming(const ir::Block& b, size_t tail) {
 
 // A streamed load that several passes over the row read (each streaming reduction is one, the
 // epilogue another) is read from memory by the first and kept in shared memory for the others,
-// where it fits beside what the kernel's other buffers may need: a LayerNorm over 65536 bf16
+// where it fits beside the kernel's other buffers (limit_stash): a LayerNorm over 65536 bf16
 // columns reads its row once instead of three times (mean, variance, output). The stash lives for
 // the whole kernel, so a block holds at most one row's worth; 16-byte vectors of 16- or 32-bit
-// elements.
+// elements. Measured on an H100 (bench/rowwise, fast, 1024x65536, GB/s, f16 / bf16, re-read at
+// each pass -> kept): softmax 2093 / 2093 -> 2258 / 2234, RMSNorm 1829 / 1833 -> 1781 / 1945,
+// LayerNorm 977 / 979 -> 1071 / 1065 (bench/results/2026-12-06-s19-gpu.md).
 void Emitter::plan_stash(const ir::Block& b, size_t tail) {
   stash_.clear();
   if (!plan_.stash_streamed || streamed_.empty()) return;
@@ -355,9 +357,7 @@ void Emitter::plan_stash(const ir::Block& b, size_t tail) {
   for (size_t i = tail; i < b.ops.size(); ++i)
     tail_roots.insert(tail_roots.end(), b.ops[i].operands.begin(), b.ops[i].operands.end());
   count_pass(tail_roots);
-  // What the other buffers of a row-wise kernel take (a reduction's partials across warps) is
-  // small; this leaves them 16 KB.
-  int64_t room = smem_limit(spec_.arch) - 16384;
+  int64_t room = stash_room_;
   for (size_t i = 0; i < tail; ++i) {
     const ir::Op& op = b.ops[i];
     if (op.kind != OpKind::Load || passes[&op] < 2) continue;
@@ -796,6 +796,18 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
     return run_plan(plan_layouts(f, spec, true, /*pipeline=*/false));
   }
   detail::Emitter emitter(f, spec, plan);
+  if (plan.stream_rows && plan.stash_streamed) {
+    // Streamed rows kept in shared memory take what the kernel's other buffers leave, measured by
+    // emitting it without them first. PTX for sm_8x may run on an sm_86 or sm_89, whose blocks
+    // have 99 KB where an sm_80's have 163 KB: the stash stays within the smaller.
+    LayoutPlan unstashed = plan;
+    unstashed.stash_streamed = false;
+    const int64_t others = static_cast<int64_t>(run_plan(unstashed).shared_bytes);
+    const int64_t limit = spec.arch.major == 8
+                              ? std::min<int64_t>(detail::smem_limit(spec.arch), 101376)
+                              : detail::smem_limit(spec.arch);
+    emitter.limit_stash(limit - (others + 15) / 16 * 16);
+  }
   EmittedKernel k = run(emitter);
   // A tile split over blocks needs code whose threads never meet; when the body turned out to
   // share values (a single loaded element broadcast through shared memory, say), the tile takes

@@ -71,6 +71,9 @@ class Emitter {
   // f was reordered (issue_loads_first): its op at walk index i is op origin[i] of the IR the
   // host decodes error reports with, so a report names that index.
   void report_sites_as(std::vector<int> origin) { report_origin_ = std::move(origin); }
+  // The shared memory a block may give streamed rows kept for their later passes (plan_stash):
+  // what the kernel's other buffers leave (emit measures them without the stash first).
+  void limit_stash(int64_t bytes) { stash_room_ = bytes; }
   // Whether the emitted body moves values between threads (shared memory, shuffles, barriers).
   bool shares_values() const { return uses_smem_ || uses_lane_ || uses_warp_ || uses_barrier_; }
 
@@ -354,6 +357,7 @@ class Emitter {
   std::set<ir::ValueId> rounded_by_store_;
   std::map<const ir::Op*, int> op_index_;
   std::vector<int> report_origin_;  // report_sites_as
+  int64_t stash_room_ = 0;          // limit_stash
   bool reports_errors_ = false;
   std::map<const ir::Op*, std::string> op_text_;
   std::vector<std::string> tile_coords_, param_vars_;

@@ -32,8 +32,8 @@ struct KernelSpec {
   // TESSERA_PDL=0 (programmatic_launch_enabled()): then the code has neither instruction.
   bool grid_dependency_control = true;
   // With grid_dependency_control: each prefetch op warms L2 with its tensor before the wait (see
-  // Emitter::l2_prefetches). The backend sets it from l2_prefetch_enabled(): off unless
-  // TESSERA_AB_PREFETCH=1.
+  // Emitter::l2_prefetches). The backend sets it from l2_prefetch_enabled(): on unless
+  // TESSERA_AB_PREFETCH=0.
   bool l2_prefetch = true;
   // A kernel planned without an occupancy bound issues its independent input loads before it
   // first waits on one (load_order.hpp). Off under TESSERA_AB_LOAD_ORDER=0

@@ -39,8 +39,8 @@ struct LaunchConfig {
 // for any other value. Read on each call: the code generator asks once per kernel it emits, the
 // loader once per kernel it loads.
 bool programmatic_launch_enabled();
-// True under TESSERA_AB_PREFETCH=1, false when it is 0 or unset; throws UsageError for any other
-// value. A temporary A/B switch for the prefetch op's L2 warm-up (KernelSpec::l2_prefetch), read
+// False under TESSERA_AB_PREFETCH=0, true when it is 1 or unset; throws UsageError for any other
+// value. The A/B switch of the prefetch op's L2 warm-up (KernelSpec::l2_prefetch), read
 // by the code generator once per kernel it emits: the generated source differs, and the JIT cache
 // keys on the source, so a kernel cached under one setting is never reused under the other.
 bool l2_prefetch_enabled();
