@@ -19,7 +19,9 @@
 #             log beside it), DLPack example left out; a call of its own (~400-550 s from a cold
 #             JIT cache: SESSION_S=595); named only
 #   qwen3-ncu issue 14: ncu over each kernel of one batch-1 graph decode step (scripts/qwen3_gpu.sh
-#             with QWEN3_NCU=1, no check nor bench; weights from an earlier step kept); named only
+#             with QWEN3_NCU=1, no check nor bench; weights from an earlier step kept), then
+#             ncu's sections (memory, occupancy, warp stalls) for the first launches of the
+#             linear, decode attention and QK-norm/RoPE kernels; named only
 #   decode-ab issue 14: scripts/ab_decode.sh without its tests (gpu_check.sh runs them all): the
 #             batch-1 decode step under each code-generation switch, two rounds interleaved, one
 #             JIT cache; named only, a call of its own (SESSION_S=595)
@@ -69,7 +71,7 @@ step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHEC
   bash scripts/qwen3_gpu.sh
 step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=240 QWEN3_TORCH_TIMEOUT=120 \
   QWEN3_BENCH_TIMEOUT=330 bash scripts/qwen3_gpu.sh
-step qwen3-ncu 300 env QWEN3_CHECK=0 QWEN3_TORCH=0 QWEN3_BENCH=0 QWEN3_NCU=1 QWEN3_NCU_TIMEOUT=240 \
+step qwen3-ncu 400 env QWEN3_CHECK=0 QWEN3_TORCH=0 QWEN3_BENCH=0 QWEN3_NCU=1 QWEN3_NCU_TIMEOUT=200 \
   QWEN3_PYTHON_EXAMPLE=0 bash scripts/qwen3_gpu.sh
 step decode-ab 590 env AB_ROUNDS=2 AB_TESTS=0 AB_RUN_TIMEOUT=150 bash scripts/ab_decode.sh
 step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh

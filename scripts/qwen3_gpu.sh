@@ -95,6 +95,22 @@ grep -E "bench|torch_eager|rc=" "$OUT/qwen3_bench.txt"
   echo "qwen3 ncu rc=$ncu_rc ($((SECONDS - t)) s)"
   "$py" scripts/ncu_summary.py "$OUT/qwen3_ncu.csv" >"$OUT/qwen3_ncu.txt" 2>&1
   sed -n '/^By kernel/,$p' "$OUT/qwen3_ncu.txt" | head -24
+  # Why the step's largest kernels run below the bandwidth (session 19: the linear layers at
+  # 0.7-0.9 TB/s on 4-13 MB, decode attention's chunks): ncu's sections for the first layer's
+  # launch of each (speed of light, memory, occupancy, warp stalls), as text.
+  [ "${QWEN3_NCU_DETAIL:-1}" = 0 ] || {
+    t=$SECONDS
+    QWEN3_PROFILE=1 timeout "${QWEN3_NCU_DETAIL_TIMEOUT:-150}" ncu --profile-from-start off \
+      --graph-profiling node --clock-control none --cache-control all \
+      -k 'regex:linear_rows|decode_attention|qkv_norm_rope' --launch-count 6 \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy \
+      --section LaunchStats --section WarpStateStats --section SchedulerStats \
+      "$exe" --model "$model" --bench --prompt 512 --steps 1 --batches 1 \
+      >"$OUT/qwen3_ncu_detail.txt" 2>&1
+    echo "qwen3 ncu detail rc=$? ($((SECONDS - t)) s)"
+    grep -E "^  [a-z_]+.*\(|Duration|Memory Throughput|DRAM Throughput|Achieved Occupancy|Stall|Issued Warp" \
+      "$OUT/qwen3_ncu_detail.txt" | head -60
+  }
 }
 # The results table (bench/results form) and its plot beside it: ratio to torch eager, roofline.
 [ "${QWEN3_BENCH:-1}" = 0 ] || "$py" scripts/qwen3_table.py "$OUT/qwen3_bench.txt" "$OUT/qwen3_results.md"
