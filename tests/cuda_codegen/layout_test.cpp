@@ -329,6 +329,18 @@ TEST(EmittedCode, AStreamedRowIsReadFromMemoryOnceAndKeptInSharedMemoryForItsLat
   const Built f32 = build(wide, aligned_spec(wide, kSm90a));
   EXPECT_EQ(count(f32.kernel.source, "Read back from shared memory"), 0u);
   EXPECT_EQ(count(f32.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
+  // f32 rows of 32768 (128 KB) do (GpuDifferential.SoftmaxF32LongRowsKeptInSharedMemory).
+  const ir::Function half_wide = prepared(trace_kernel<Out<float>, In<float>>(
+      "norm_f32_32768", {out_param("z", DType::F32, {1, 32768}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto v = load_like(x, z);
+        auto d = v - sum(v, 1) * (1.0f / 32768);
+        z.store(d * rsqrt(sum(d * d, 1) * (1.0f / 32768) + 1e-5f));
+      }));
+  ASSERT_TRUE(plan(half_wide).stream_rows);
+  const Built f32_kept = build(half_wide, aligned_spec(half_wide, kSm90a));
+  EXPECT_EQ(count(f32_kept.kernel.source, "Read back from shared memory"), 2u);
+  EXPECT_EQ(count(f32_kept.kernel.source, "tsr_ld_words(tb + off, w);"), 1u);
   // PTX for sm_80 may run on an sm_86 (99 KB a block): the 128 KB row is re-read there.
   const Built ampere = build(norm, aligned_spec(norm, kSm80));
   EXPECT_EQ(count(ampere.kernel.source, "Read back from shared memory"), 0u);
