@@ -368,6 +368,34 @@ TEST(EmittedCode, AStreamedRowIsKeptOnlyInWhatTheKernelsOtherBuffersLeave) {
   EXPECT_FALSE(b.compiled.ptx.empty());
 }
 
+TEST(EmittedCode, TheTileThreadIndexSwitchRederivesTidInEachTileAndCompiles) {
+  // TESSERA_AB_TILE_TID=1: the body's thread index is re-derived for each tile the block walks, so
+  // tile-invariant address arithmetic is not hoisted out of the tile loop (codegen.cpp, run).
+  const ir::Function norm = prepared(trace_kernel<Out<half>, In<half>, In<float>>(
+      "rms_8192_tid",
+      {out_param("z", DType::F16, {1, 8192}), in_param("x", DType::F16, 2),
+       in_param("w", DType::F32, 2)},
+      [](Out<half> z, In<half> x, In<float> w) {
+        auto v = load_like(x, z).cast<float>();
+        z.store((v * rsqrt(sum(v * v, 1) * (1.0f / 8192) + 1e-5f) * load(w, {0, 0}, {1, 8192}))
+                    .cast<half>());
+      }));
+  const std::string tile_tid = "const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);";
+  const Built plain = build(norm, aligned_spec(norm, kSm90a));
+  EXPECT_EQ(plain.kernel.source.find(tile_tid), std::string::npos);
+  ScopedEnv on("TESSERA_AB_TILE_TID", "1");
+  const Built b = build(norm, aligned_spec(norm, kSm90a));
+  const std::string& src = b.kernel.source;
+  const size_t loop =
+      src.find("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+  ASSERT_NE(loop, std::string::npos) << src;
+  const size_t at = src.find(tile_tid);
+  ASSERT_NE(at, std::string::npos) << src;
+  EXPECT_GT(at, loop);                                    // inside the tile loop,
+  EXPECT_EQ(src.find("tid", loop), src.find("tid", at));  // before any use of tid in it
+  EXPECT_FALSE(b.compiled.ptx.empty());
+}
+
 TEST(EmittedCode, StreamedPassesTakeTheLargestGroupThatDividesTheThreadsVectors) {
   // A 24576-wide f16 row streamed by 512 threads: 6 vectors a thread, which 4 do not divide; the
   // steps then take 2 vectors each (not 1), so that two loads are still in flight together.

@@ -684,6 +684,16 @@ EmittedKernel Emitter::run() {
     if (uses_lane_) line("const int lane = tid & 31;");
     if (uses_warp_) line("const int warp = tid >> 5;");
     open("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
+    // TESSERA_AB_TILE_TID=1 (an A/B switch for the next GPU session): the thread index the body
+    // uses is re-derived for each tile (tsr_zero_of), so NVVM does not hoist the tile-invariant
+    // address arithmetic (a norm's weight row at coordinates {0, 0}: every vector's address, both
+    // paths) out of this loop into registers held across the body. ptxas sm_90a, f16: RMSNorm
+    // 8192 79 -> 64 registers, LayerNorm 80 registers + 72 B of spills -> 66, no spills; over
+    // 65536 columns LayerNorm 624 B of spills -> none, RMSNorm 216 B -> none, softmax 121 -> 63
+    // registers. (The loop runs once per block unless the grid is persistent or larger than the
+    // device's grid, but NVVM hoists all the same.)
+    if (const char* e = std::getenv("TESSERA_AB_TILE_TID"); e && *e == '1')
+      line("const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);  // (TESSERA_AB_TILE_TID)");
   } else {
     // Elementwise code: each of the tile's threads works on its own elements only, so its
     // threads may as well live in several blocks.

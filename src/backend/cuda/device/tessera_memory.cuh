@@ -113,6 +113,15 @@ __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[2]) {
 __device__ __forceinline__ void tsr_ld_words(const void* p, unsigned (&w)[1]) {
   asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(w[0]) : "l"(p));
 }
+// 0, computed from x where the compiler cannot see it: `tid + tsr_zero_of(blk)` is a thread index
+// that changes, for the compiler, with each tile a block walks (Emitter::run), so the addresses
+// computed from it are not hoisted out of the tile loop and held in registers across the whole
+// body (a norm's weight-row addresses, 15-19 registers and spills at the occupancy bound).
+__device__ __forceinline__ long long tsr_zero_of(long long x) {
+  long long r;
+  asm("and.b64 %0, %1, 0;" : "=l"(r) : "l"(x));
+  return r;
+}
 // Asks L2 for the line holding p (no register, no wait): Emitter::prefetch_next_tile.
 __device__ __forceinline__ void tsr_prefetch_l2(const void* p) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
