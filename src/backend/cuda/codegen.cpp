@@ -690,8 +690,9 @@ EmittedKernel Emitter::run() {
     // paths) out of this loop into registers held across the body. ptxas sm_90a, f16: RMSNorm
     // 8192 79 -> 64 registers, LayerNorm 80 registers + 72 B of spills -> 66, no spills; over
     // 65536 columns LayerNorm 624 B of spills -> none, RMSNorm 216 B -> none, softmax 121 -> 63
-    // registers. (The loop runs once per block unless the grid is persistent or larger than the
-    // device's grid, but NVVM hoists all the same.)
+    // registers; decode attention's combine 255 registers + 160 B of spills -> 93. (The loop runs
+    // once per block unless the grid is persistent or larger than the device's grid, but NVVM
+    // hoists all the same.)
     if (const char* e = std::getenv("TESSERA_AB_TILE_TID"); e && *e == '1')
       line("const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);  // (TESSERA_AB_TILE_TID)");
   } else {
