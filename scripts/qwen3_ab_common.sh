@@ -1,4 +1,4 @@
-# Sourced by the Qwen3 decode A/B scripts (ab_pdl.sh, ab_prefetch.sh): what each needs before its
+# Sourced by the Qwen3 decode A/B scripts (ab_pdl.sh, ab_decode.sh): what each needs before its
 # own tests and rounds.
 #   qwen3_ab_setup NAME TARGET...   builds TARGET... (and qwen3_tiny) in $build, makes the random
 #                                   Qwen3-0.6B weights in $model unless there, measures the copy

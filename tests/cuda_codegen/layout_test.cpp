@@ -341,6 +341,17 @@ TEST(EmittedCode, AStreamedRowIsReadFromMemoryOnceAndKeptInSharedMemoryForItsLat
   const Built f32_kept = build(half_wide, aligned_spec(half_wide, kSm90a));
   EXPECT_EQ(count(f32_kept.kernel.source, "Read back from shared memory"), 2u);
   EXPECT_EQ(count(f32_kept.kernel.source, "tsr_ld_words(tb + off, w);"), 1u);
+  // The GPU test's kernel (GpuDifferential.SoftmaxF32LongRowsKeptInSharedMemory): a softmax whose
+  // ragged rows read -inf past the edge, kept too (the pad is in the registers it keeps).
+  const ir::Function softmax = prepared(trace_kernel<Out<float>, In<float>>(
+      "softmax_f32_32768", {out_param("z", DType::F32, {1, 32768}), in_param("x", DType::F32, 2)},
+      [](Out<float> z, In<float> x) {
+        auto v = load_like(x, z, Pad::neg_inf());
+        auto e = exp(v - max(v, 1));
+        z.store(e / sum(e, 1));
+      }));
+  const Built kept_softmax = build(softmax, aligned_spec(softmax, kSm90a));
+  EXPECT_EQ(count(kept_softmax.kernel.source, "Read back from shared memory"), 2u);
   // PTX for sm_80 may run on an sm_86 (99 KB a block): the 128 KB row is re-read there.
   const Built ampere = build(norm, aligned_spec(norm, kSm80));
   EXPECT_EQ(count(ampere.kernel.source, "Read back from shared memory"), 0u);
@@ -363,6 +374,8 @@ TEST(EmittedCode, AStreamedRowIsKeptOnlyInWhatTheKernelsOtherBuffersLeave) {
       }));
   ASSERT_TRUE(plan(f).stream_rows);
   const Built b = build(f, aligned_spec(f, kSm90a));
+  EXPECT_NE(b.kernel.source.find("(recomputed at each use: the row is streamed)"),
+            std::string::npos);
   EXPECT_EQ(b.kernel.source.find("Read back from shared memory"), std::string::npos);
   EXPECT_LE(b.kernel.shared_bytes, 232448u);
   EXPECT_FALSE(b.compiled.ptx.empty());

@@ -351,16 +351,17 @@ TEST(GpuDifferential, SoftmaxF16LongRowsAreStreamed) {
 TEST(GpuDifferential, SoftmaxF16LongRaggedRowsAreStreamed) {
   check_softmax<half>(5, 50000, 65536);
 }
-// Streamed passes load several vectors a step (LayoutPlan::stream_group: 4),
-// combining the elements in the same order as one vector a step, which these force (a step count
-// that the group does not divide takes it too). Specializations no other test compiles, so that
-// the switch is read when these are emitted.
-// f32 rows of 32768 (512 threads: streamed) kept in shared memory by the first pass (128 KB,
-// Emitter::plan_stash): the stash's f32 path, ragged rows' pad included.
+// f32 rows of 32768 (512 threads: streamed) kept in shared memory by the first pass on sm_90
+// and newer (128 KB, Emitter::plan_stash; the emitted code: EmittedCode.AStreamedRow* in
+// layout_test.cpp): the stash's f32 path, ragged rows' pad included. (sm_8x re-reads: 99 KB.)
 TEST(GpuDifferential, SoftmaxF32LongRowsKeptInSharedMemory) {
   check_softmax<float>(5, 32768, 32768);
   check_softmax<float>(4, 30000, 32768);
 }
+// Streamed passes load several vectors a step (LayoutPlan::stream_group: 4),
+// combining the elements in the same order as one vector a step, which these force (a step count
+// that the group does not divide takes it too). Specializations no other test compiles, so that
+// the switch is read when these are emitted.
 TEST(GpuDifferential, SoftmaxBf16LongRowsStreamedOneVectorAStep) {
   ScopedEnv group("TESSERA_AB_STREAM_GROUP", "1");
   check_softmax<bfloat16>(6, 65536, 65536);

@@ -809,14 +809,15 @@ EmittedKernel emit(const ir::Function& f, const KernelSpec& spec) {
   detail::Emitter emitter(f, spec, plan);
   if (plan.stream_rows && plan.stash_streamed) {
     // Streamed rows kept in shared memory take what the kernel's other buffers leave, measured by
-    // emitting it without them first. PTX for sm_8x may run on an sm_86 or sm_89, whose blocks
-    // have 99 KB where an sm_80's have 163 KB: the stash stays within the smaller.
+    // emitting it without them first. Code for a target without the "a" suffix may run on a newer
+    // GPU (TESSERA_TARGET_ARCH: sm_80 code on an sm_86, sm_90 code on an sm_120), whose blocks
+    // may have 99 KB: the stash stays within that there.
     LayoutPlan unstashed = plan;
     unstashed.stash_streamed = false;
     const int64_t others = static_cast<int64_t>(run_plan(unstashed).shared_bytes);
-    const int64_t limit = spec.arch.major == 8
-                              ? std::min<int64_t>(detail::smem_limit(spec.arch), 101376)
-                              : detail::smem_limit(spec.arch);
+    const int64_t limit = spec.arch.specific
+                              ? detail::smem_limit(spec.arch)
+                              : std::min<int64_t>(detail::smem_limit(spec.arch), 101376);
     emitter.limit_stash(limit - (others + 15) / 16 * 16);
   }
   EmittedKernel k = run(emitter);

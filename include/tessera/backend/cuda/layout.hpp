@@ -91,7 +91,7 @@ struct LayoutPlan {
   int epilogue_group = 1;
   // A streamed row's input loads that more than one pass reads are kept, as the first pass read
   // them, in shared memory (each thread its own vectors), and the later passes read them there:
-  // the row crosses the memory bus once (Emitter::plan_streaming), where shared memory holds it.
+  // the row crosses the memory bus once (Emitter::plan_stash), where shared memory holds it.
   bool stash_streamed = false;
   // A persistent row-wise kernel's row load also prefetches into L2 the block's row this many
   // iterations ahead (Emitter::prefetch_next_tile); 0: none.
