@@ -31,6 +31,27 @@ const ir::Op& first(const ir::Block& b, ir::OpKind k) {
   return *found;
 }
 
+// How many times `what` appears in `src` (lines of emitted code counted by a marker).
+size_t occurrences(const std::string& src, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
+  return n;
+}
+
+// x minus its row mean, over the row's root mean square (a LayerNorm without weights) of T rows
+// `cols` wide, traced and prepared: the three-pass shape of a streamed norm.
+template <Element T>
+ir::Function long_norm(const std::string& name, int64_t cols) {
+  return prepared(trace_kernel<Out<T>, In<T>>(
+      name, {out_param("z", dtype_v<T>, {1, cols}), in_param("x", dtype_v<T>, 2)},
+      [cols](Out<T> z, In<T> x) {
+        const float inv = 1.0f / static_cast<float>(cols);
+        auto v = load_like(x, z).template cast<float>();
+        auto d = v - sum(v, 1) * inv;
+        z.store((d * rsqrt(sum(d * d, 1) * inv + 1e-5f)).template cast<T>());
+      }));
+}
+
 bool inside(const ir::Block& b, const ir::Op* op) {
   bool in = false;
   ir::walk(b, [&](const ir::Op& o) { in |= &o == op; });
@@ -262,11 +283,6 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
         auto e = exp(v - max(v, 1));
         z.store((e / sum(e, 1)).cast<bfloat16>());
       }));
-  const auto count = [](const std::string& src, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
-    return n;
-  };
   Built one;
   {
     ScopedEnv group("TESSERA_AB_STREAM_GROUP", "1");
@@ -274,11 +290,11 @@ TEST(EmittedCode, StreamedPassesCanIssueSeveralVectorsLoadsUnderOneTileTest) {
   }
   // x's load in the first pass (a fast and an edge path) and its copy into shared memory, its
   // two reads back from there (Emitter::plan_stash), and z's store (a fast and an edge path).
-  EXPECT_EQ(count(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 7u);
+  EXPECT_EQ(occurrences(one.kernel.source, "for (int k = kv; k < kv + 1; ++k)"), 7u);
   const Built four = build(softmax, aligned_spec(softmax, kSm90a));
   const std::string& src = four.kernel.source;
-  EXPECT_EQ(count(src, "for (int kv = 0; kv < 4; ++kv)"), 3u) << src;  // max, sum, epilogue
-  EXPECT_EQ(count(src, "for (int k = kv * 4; k < kv * 4 + 4; ++k)"), 7u) << src;
+  EXPECT_EQ(occurrences(src, "for (int kv = 0; kv < 4; ++kv)"), 3u) << src;  // max, sum, epilogue
+  EXPECT_EQ(occurrences(src, "for (int k = kv * 4; k < kv * 4 + 4; ++k)"), 7u) << src;
   EXPECT_NE(src.find("for (int e = 0; e < 32; ++e) p = "), std::string::npos) << src;
   EXPECT_NE(src.find("[kv * 4 * 8 + e]"), std::string::npos) << src;
   EXPECT_NE(src.find("for (int i = kv * 4 * 8; i < (kv * 4 + 4) * 8; ++i)"), std::string::npos)
@@ -290,57 +306,34 @@ TEST(EmittedCode, AStreamedRowIsReadFromMemoryOnceAndKeptInSharedMemoryForItsLat
   // LayerNorm over 65536 bf16 columns: three passes over x (mean, variance, output). The first
   // reads x from memory and keeps it (128 KB a block) in shared memory; the other two read it
   // back from there, each thread its own vectors (so no barrier between).
-  const ir::Function norm = prepared(trace_kernel<Out<bfloat16>, In<bfloat16>>(
-      "long_norm_bf16", {out_param("z", DType::BF16, {1, 65536}), in_param("x", DType::BF16, 2)},
-      [](Out<bfloat16> z, In<bfloat16> x) {
-        auto v = load_like(x, z).cast<float>();
-        auto d = v - sum(v, 1) * (1.0f / 65536);
-        z.store((d * rsqrt(sum(d * d, 1) * (1.0f / 65536) + 1e-5f)).cast<bfloat16>());
-      }));
-  const auto count = [](const std::string& src, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = src.find(what); at != std::string::npos; at = src.find(what, at + 1)) ++n;
-    return n;
-  };
+  const ir::Function norm = long_norm<bfloat16>("long_norm_bf16", 65536);
   const Built b = build(norm, aligned_spec(norm, kSm90a));
   const std::string& src = b.kernel.source;
   ASSERT_TRUE(plan(norm).stream_rows);
-  EXPECT_EQ(count(src, "tsr_ld_words(tb + off, w);"), 1u) << src;  // x, once
-  EXPECT_EQ(count(src, "Kept in shared memory for the row's later passes"), 1u) << src;
-  EXPECT_EQ(count(src, "Read back from shared memory"), 2u) << src;
+  EXPECT_EQ(occurrences(src, "tsr_ld_words(tb + off, w);"), 1u) << src;  // x, once
+  EXPECT_EQ(occurrences(src, "Kept in shared memory for the row's later passes"), 1u) << src;
+  EXPECT_EQ(occurrences(src, "Read back from shared memory"), 2u) << src;
   EXPECT_NE(src.find("[0, 131072) ops [0, "), std::string::npos) << src;
   EXPECT_GE(b.kernel.shared_bytes, 131072u);
   EXPECT_FALSE(b.compiled.ptx.empty());
   {  // The A/B switch: each pass reads x from memory again, no shared memory for it.
     ScopedEnv off("TESSERA_AB_STREAM_STASH", "0");
     const Built again = build(norm, aligned_spec(norm, kSm90a));
-    EXPECT_EQ(count(again.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
-    EXPECT_EQ(count(again.kernel.source, "Read back from shared memory"), 0u);
+    EXPECT_EQ(occurrences(again.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
+    EXPECT_EQ(occurrences(again.kernel.source, "Read back from shared memory"), 0u);
     EXPECT_LT(again.kernel.shared_bytes, 1024u);
   }
   // f32 rows of 65536 (256 KB) do not fit beside the rest: read three times, as before.
-  const ir::Function wide = prepared(trace_kernel<Out<float>, In<float>>(
-      "long_norm_f32", {out_param("z", DType::F32, {1, 65536}), in_param("x", DType::F32, 2)},
-      [](Out<float> z, In<float> x) {
-        auto v = load_like(x, z);
-        auto d = v - sum(v, 1) * (1.0f / 65536);
-        z.store(d * rsqrt(sum(d * d, 1) * (1.0f / 65536) + 1e-5f));
-      }));
+  const ir::Function wide = long_norm<float>("long_norm_f32", 65536);
   const Built f32 = build(wide, aligned_spec(wide, kSm90a));
-  EXPECT_EQ(count(f32.kernel.source, "Read back from shared memory"), 0u);
-  EXPECT_EQ(count(f32.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
+  EXPECT_EQ(occurrences(f32.kernel.source, "Read back from shared memory"), 0u);
+  EXPECT_EQ(occurrences(f32.kernel.source, "tsr_ld_words(tb + off, w);"), 3u);
   // f32 rows of 32768 (128 KB) do (GpuDifferential.SoftmaxF32LongRowsKeptInSharedMemory).
-  const ir::Function half_wide = prepared(trace_kernel<Out<float>, In<float>>(
-      "norm_f32_32768", {out_param("z", DType::F32, {1, 32768}), in_param("x", DType::F32, 2)},
-      [](Out<float> z, In<float> x) {
-        auto v = load_like(x, z);
-        auto d = v - sum(v, 1) * (1.0f / 32768);
-        z.store(d * rsqrt(sum(d * d, 1) * (1.0f / 32768) + 1e-5f));
-      }));
+  const ir::Function half_wide = long_norm<float>("norm_f32_32768", 32768);
   ASSERT_TRUE(plan(half_wide).stream_rows);
   const Built f32_kept = build(half_wide, aligned_spec(half_wide, kSm90a));
-  EXPECT_EQ(count(f32_kept.kernel.source, "Read back from shared memory"), 2u);
-  EXPECT_EQ(count(f32_kept.kernel.source, "tsr_ld_words(tb + off, w);"), 1u);
+  EXPECT_EQ(occurrences(f32_kept.kernel.source, "Read back from shared memory"), 2u);
+  EXPECT_EQ(occurrences(f32_kept.kernel.source, "tsr_ld_words(tb + off, w);"), 1u);
   // The GPU test's kernel (GpuDifferential.SoftmaxF32LongRowsKeptInSharedMemory): a softmax whose
   // ragged rows read -inf past the edge, kept too (the pad is in the registers it keeps).
   const ir::Function softmax = prepared(trace_kernel<Out<float>, In<float>>(
@@ -351,10 +344,10 @@ TEST(EmittedCode, AStreamedRowIsReadFromMemoryOnceAndKeptInSharedMemoryForItsLat
         z.store(e / sum(e, 1));
       }));
   const Built kept_softmax = build(softmax, aligned_spec(softmax, kSm90a));
-  EXPECT_EQ(count(kept_softmax.kernel.source, "Read back from shared memory"), 2u);
+  EXPECT_EQ(occurrences(kept_softmax.kernel.source, "Read back from shared memory"), 2u);
   // PTX for sm_80 may run on an sm_86 (99 KB a block): the 128 KB row is re-read there.
   const Built ampere = build(norm, aligned_spec(norm, kSm80));
-  EXPECT_EQ(count(ampere.kernel.source, "Read back from shared memory"), 0u);
+  EXPECT_EQ(occurrences(ampere.kernel.source, "Read back from shared memory"), 0u);
   EXPECT_LT(ampere.kernel.shared_bytes, 1024u);
 }
 
@@ -384,15 +377,7 @@ TEST(EmittedCode, AStreamedRowIsKeptOnlyInWhatTheKernelsOtherBuffersLeave) {
 TEST(EmittedCode, TheTileThreadIndexSwitchRederivesTidInEachTileAndCompiles) {
   // TESSERA_AB_TILE_TID=1: the body's thread index is re-derived for each tile the block walks, so
   // tile-invariant address arithmetic is not hoisted out of the tile loop (codegen.cpp, run).
-  const ir::Function norm = prepared(trace_kernel<Out<half>, In<half>, In<float>>(
-      "rms_8192_tid",
-      {out_param("z", DType::F16, {1, 8192}), in_param("x", DType::F16, 2),
-       in_param("w", DType::F32, 2)},
-      [](Out<half> z, In<half> x, In<float> w) {
-        auto v = load_like(x, z).cast<float>();
-        z.store((v * rsqrt(sum(v * v, 1) * (1.0f / 8192) + 1e-5f) * load(w, {0, 0}, {1, 8192}))
-                    .cast<half>());
-      }));
+  const ir::Function norm = corpus_kernel("rmsnorm_f16");  // a row and a weight row
   const std::string tile_tid = "const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);";
   const Built plain = build(norm, aligned_spec(norm, kSm90a));
   EXPECT_EQ(plain.kernel.source.find(tile_tid), std::string::npos);
