@@ -4,7 +4,6 @@
 # TESSERA_AB_ROW_PERSISTENT=0 / 1, a block per row / a persistent grid; by codegen.cpp:
 # TESSERA_AB_ROWWISE_LOADS_FIRST=1, the weight rows loaded before the reduction;
 # TESSERA_AB_STREAM_STASH=0, long rows re-read at each pass (at 1024x65536, AB_LONG_SWITCHES);
-# TESSERA_AB_TILE_TID=1, the thread index re-derived in each tile (codegen.cpp);
 # TESSERA_AB_EPI_GROUP=G, the epilogue's vectors a step; TESSERA_AB_ROW_RESIDENT=N, a norm's
 # resident threads per multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a
 # thread of a reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
@@ -49,8 +48,13 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # Session 19 (H100): the defaults won for RMSNorm; LayerNorm gained 2-10% from loads first at 512
 # threads. Session 19 adds TESSERA_AB_TILE_TID=1 (codegen.cpp: no tile-invariant address
 # arithmetic hoisted out of the tile loop; ptxas: RMSNorm 79 -> 64 registers, LayerNorm's 72 B of
-# spills gone), alone and with 1024 resident threads (which spilled 40 B before it).
-switches=${AB_SWITCHES:-TESSERA_AB_TILE_TID=1 TESSERA_AB_TILE_TID=1,TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROW_RESIDENT=1024 TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512 TESSERA_AB_TILE_TID=1,TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512}
+# spills gone), alone and with 1024 resident threads (which spilled 40 B before it). Session 20
+# (H100): long rows 1.3-1.9x, the rest within 2%: the default since, its switch removed.
+# Session 20 (H100): LayerNorm's loads first, 16 elements a thread where 256 threads hold the row
+# (TESSERA_AB_PER_THREAD=16 with loads first): 32768x4096 0.207 -> 0.194 ms; with loads first at
+# 512 resident threads 8192^2 0.105 -> 0.096: both the default for three-row norms since
+# (layout.cpp); TESSERA_AB_ROWWISE_LOADS_FIRST=0 is the old plan's epilogue loads.
+switches=${AB_SWITCHES:-TESSERA_AB_ROWWISE_LOADS_FIRST=0 TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512 TESSERA_AB_ROW_RESIDENT=1024}
 shapes=${AB_SHAPES:-8192 8192 32768 4096}
 dtypes=${AB_DTYPES:-f16}
 ab() {
@@ -67,7 +71,7 @@ ab() {
     done
     # Long rows (streamed): the row kept in shared memory by its first pass (the default since
     # session 19, Emitter::plan_stash) against a re-read from memory at each pass.
-    for switch in defaults ${AB_LONG_SWITCHES-TESSERA_AB_STREAM_STASH=0 TESSERA_AB_TILE_TID=1}; do
+    for switch in defaults ${AB_LONG_SWITCHES-TESSERA_AB_STREAM_STASH=0}; do
       for t in f16 bf16; do
         echo "== round $round long $switch $t"
         vars=()

@@ -173,7 +173,8 @@ TEST(EmittedCode, PersistentRowKernelsPrefetchTheBlocksNextRowIntoL2) {
   // A LayerNorm walks its rows with a persistent grid: its row load also asks L2 for the block's
   // next row (gridDim.x rows on), issued after this row's loads and before the reduction's
   // barriers, so that row's DRAM latency passes while this one is reduced and stored. The weight
-  // and bias rows (the same for every tile) are not prefetched.
+  // and bias rows (the same for every tile) are not prefetched. (256 threads, 16 elements each:
+  // a norm loading three rows, layout.cpp.)
   auto norm = trace_kernel<Out<half>, In<half>, In<float>, In<float>>(
       "layer_rows",
       {out_param("y", DType::F16, {1, 4096}), in_param("x", DType::F16, 2),
@@ -189,7 +190,7 @@ TEST(EmittedCode, PersistentRowKernelsPrefetchTheBlocksNextRowIntoL2) {
   const std::string src = kernel_part(b.kernel.source);
   EXPECT_GT(b.kernel.blocks_per_sm, 0) << src;
   const size_t x_load = src.find("tsr_ld_words(tb + off"),
-               prefetch = src.find("tsr_prefetch_l2(nb + (k * 128 + tid) * 8)"),
+               prefetch = src.find("tsr_prefetch_l2(nb + (k * 256 + tid) * 8)"),
                barrier = src.find("__syncthreads()");
   ASSERT_NE(prefetch, std::string::npos) << src;
   EXPECT_LT(x_load, prefetch) << src;

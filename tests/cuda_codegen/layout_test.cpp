@@ -218,6 +218,16 @@ TEST(LayoutPlan, AMatrixVectorProductAsksForFewerResidentThreads) {
   EXPECT_EQ(gu.min_blocks, 6);
   EXPECT_EQ(gu.blocks_per_sm, 6);
   EXPECT_EQ(gu.prefetch_next_tile, 1);
+
+  // TESSERA_AB_MATVEC_RESIDENT (an A/B switch) sets a product's resident threads, its persistent
+  // grid's blocks with them; other row-wise kernels keep theirs.
+  ScopedEnv resident("TESSERA_AB_MATVEC_RESIDENT", "1024");
+  EXPECT_EQ(plan(matvec).min_blocks, 8);
+  EXPECT_EQ(plan(matvec).blocks_per_sm, 0);
+  EXPECT_EQ(plan(gate_up).min_blocks, 8);
+  EXPECT_EQ(plan(gate_up).blocks_per_sm, 8);
+  EXPECT_EQ(plan(corpus_kernel("rmsnorm_f16")).min_blocks, 8);
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 8);
 }
 
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
@@ -374,23 +384,25 @@ TEST(EmittedCode, AStreamedRowIsKeptOnlyInWhatTheKernelsOtherBuffersLeave) {
   EXPECT_FALSE(b.compiled.ptx.empty());
 }
 
-TEST(EmittedCode, TheTileThreadIndexSwitchRederivesTidInEachTileAndCompiles) {
-  // TESSERA_AB_TILE_TID=1: the body's thread index is re-derived for each tile the block walks, so
-  // tile-invariant address arithmetic is not hoisted out of the tile loop (codegen.cpp, run).
+TEST(EmittedCode, TheTileLoopRederivesTheThreadIndexInEachTile) {
+  // The body's thread index is re-derived for each tile the block walks, so tile-invariant
+  // address arithmetic is not hoisted out of the tile loop (codegen.cpp, run); lane and warp,
+  // which nothing is computed from, stay before it.
   const ir::Function norm = corpus_kernel("rmsnorm_f16");  // a row and a weight row
-  const std::string tile_tid = "const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);";
-  const Built plain = build(norm, aligned_spec(norm, kSm90a));
-  EXPECT_EQ(plain.kernel.source.find(tile_tid), std::string::npos);
-  ScopedEnv on("TESSERA_AB_TILE_TID", "1");
   const Built b = build(norm, aligned_spec(norm, kSm90a));
   const std::string& src = b.kernel.source;
   const size_t loop =
       src.find("for (long long blk = blockIdx.x; blk < grid.total; blk += gridDim.x)");
   ASSERT_NE(loop, std::string::npos) << src;
-  const size_t at = src.find(tile_tid);
+  const size_t at = src.find("const int tid = (int)threadIdx.x + (int)tsr_zero_of(blk);");
   ASSERT_NE(at, std::string::npos) << src;
-  EXPECT_GT(at, loop);                                    // inside the tile loop,
-  EXPECT_EQ(src.find("tid", loop), src.find("tid", at));  // before any use of tid in it
+  EXPECT_GT(at, loop);  // inside the tile loop,
+  const size_t entry = src.find(b.kernel.entry + "(");
+  ASSERT_NE(entry, std::string::npos) << src;
+  // The kernel's first tid is that one (no other is declared before the loop), and it is the
+  // kernel's only tsr_zero_of.
+  EXPECT_EQ(src.find("tid", entry), at + std::string("const int ").size());
+  EXPECT_EQ(occurrences(src.substr(entry), "tsr_zero_of("), 1u);
   EXPECT_FALSE(b.compiled.ptx.empty());
 }
 
@@ -415,32 +427,73 @@ TEST(EmittedCode, StreamedPassesTakeTheLargestGroupThatDividesTheThreadsVectors)
   EXPECT_FALSE(b.compiled.ptx.empty());
 }
 
-TEST(LayoutPlan, RowWiseKernelsLoadingSeveralRowsWalkTheirTilesWithAPersistentGrid) {
-  // A norm whose weight and bias rows are as large as its tile: 768 resident threads (85
-  // registers, where 64 would spill), and a grid of exactly those blocks, each looping over rows.
-  const ir::Function norm = prepared(trace_kernel<Out<half>, In<half>, In<float>, In<float>>(
+// A LayerNorm over `cols` f16 columns with f32 weight and bias rows: three row-sized loads.
+ir::Function layernorm(int64_t cols) {
+  const float inv = 1.0f / static_cast<float>(cols);
+  return prepared(trace_kernel<Out<half>, In<half>, In<float>, In<float>>(
       "layernorm_rows",
-      {out_param("y", DType::F16, {1, 8192}), in_param("x", DType::F16, 2),
+      {out_param("y", DType::F16, {1, cols}), in_param("x", DType::F16, 2),
        in_param("w", DType::F32, 2), in_param("b", DType::F32, 2)},
-      [](Out<half> y, In<half> x, In<float> w, In<float> b) {
+      [cols, inv](Out<half> y, In<half> x, In<float> w, In<float> b) {
         auto v = load_like(x, y).cast<float>();
-        auto d = v - sum(v, 1) * (1.0f / 8192);
-        auto r = rsqrt(sum(d * d, 1) * (1.0f / 8192) + 1e-5f);
-        y.store((d * r * load(w, {0, 0}, {1, 8192}) + load(b, {0, 0}, {1, 8192})).cast<half>());
+        auto d = v - sum(v, 1) * inv;
+        auto r = rsqrt(sum(d * d, 1) * inv + 1e-5f);
+        y.store((d * r * load(w, {0, 0}, {1, cols}) + load(b, {0, 0}, {1, cols})).cast<half>());
       }));
-  const LayoutPlan p = plan(norm);
-  EXPECT_EQ(p.threads, 256);
-  EXPECT_EQ(p.min_blocks, 3);
-  EXPECT_EQ(p.blocks_per_sm, 3);
-  const backend::cuda::EmittedKernel k = backend::cuda::emit(norm, aligned_spec(norm, kSm90a));
-  EXPECT_EQ(k.blocks_per_sm, 3);
-  EXPECT_NE(k.source.find("__launch_bounds__(256, 3)"), std::string::npos);
-  // Its epilogue (the weight and bias loads, the arithmetic, the store) runs one vector at a time,
-  // so each load holds one vector of its row, not 32 registers.
-  EXPECT_NE(k.source.find("for (int kv = 0; kv < 4; ++kv)"), std::string::npos) << k.source;
-  EXPECT_NE(k.source.find("for (int k = kv; k < kv + 1; ++k)"), std::string::npos) << k.source;
-  // Softmax's epilogue loads nothing: it keeps the whole-tile loops.
+}
+
+TEST(LayoutPlan, RowWiseKernelsLoadingThreeRowsLoadThemFirstOnAPersistentGrid) {
+  // A norm whose weight and bias rows are as large as its tile issues all three loads before it
+  // reduces, on a grid of exactly the resident blocks, each looping over rows; its resident
+  // threads follow the registers three rows take: 16 elements a thread (256 threads hold 4096
+  // columns) -> 768, 32 (8192 columns) -> 512.
+  struct Case {
+    int64_t cols;
+    int threads, blocks;
+  };
+  for (const Case c : {Case{4096, 256, 3}, Case{8192, 256, 2}, Case{2048, 128, 6}}) {
+    SCOPED_TRACE(c.cols);
+    const ir::Function norm = layernorm(c.cols);
+    const LayoutPlan p = plan(norm);
+    EXPECT_EQ(p.threads, c.threads);
+    EXPECT_EQ(p.min_blocks, c.blocks);
+    EXPECT_EQ(p.blocks_per_sm, c.blocks);
+    EXPECT_TRUE(p.loads_first);
+    const backend::cuda::EmittedKernel k = backend::cuda::emit(norm, aligned_spec(norm, kSm90a));
+    EXPECT_EQ(k.blocks_per_sm, c.blocks);
+    EXPECT_NE(k.source.find("__launch_bounds__(" + std::to_string(c.threads) + ", " +
+                            std::to_string(c.blocks) + ")"),
+              std::string::npos);
+    // The weight and bias rows are loaded (whole tiles, no epilogue steps) before the first
+    // reduction's shuffles.
+    const size_t w = k.source.find("(const float*)p2_w.data");
+    const size_t bias = k.source.find("(const float*)p3_b.data");
+    const size_t shuffle = k.source.find("__shfl_xor_sync");
+    ASSERT_NE(shuffle, std::string::npos) << k.source;
+    EXPECT_LT(w, shuffle) << k.source;
+    EXPECT_LT(bias, shuffle) << k.source;
+    EXPECT_EQ(k.source.find("for (int kv = 0;"), std::string::npos) << k.source;
+  }
+  // 16384 columns: 256 threads would hold 64 elements each, so 512 hold 32, alone on their
+  // multiprocessor (128 registers).
+  const LayoutPlan wide = plan(layernorm(16384));
+  EXPECT_EQ(wide.threads, 512);
+  EXPECT_EQ(wide.min_blocks, 1);
+  EXPECT_FALSE(wide.stream_rows);
+  // TESSERA_AB_ROWWISE_LOADS_FIRST=0 keeps the loads in the epilogue, a vector at a time.
+  {
+    ScopedEnv off("TESSERA_AB_ROWWISE_LOADS_FIRST", "0");
+    const ir::Function norm = layernorm(8192);
+    const std::string src = backend::cuda::emit(norm, aligned_spec(norm, kSm90a)).source;
+    EXPECT_NE(src.find("for (int kv = 0; kv < 4; ++kv)"), std::string::npos) << src;
+    EXPECT_GT(src.find("(const float*)p2_w.data"), src.find("__shfl_xor_sync")) << src;
+  }
+  // RMSNorm (a row and a weight row) and softmax keep a block per row and no early loads.
+  const LayoutPlan rms = plan(corpus_kernel("rmsnorm_f16"));
+  EXPECT_FALSE(rms.loads_first);
+  EXPECT_EQ(rms.blocks_per_sm, 0);
   const ir::Function softmax = corpus_kernel("softmax_f16");
+  EXPECT_FALSE(plan(softmax).loads_first);
   const std::string src = backend::cuda::emit(softmax, aligned_spec(softmax, kSm90a)).source;
   EXPECT_EQ(src.find("for (int kv = 0;"), std::string::npos);
 }

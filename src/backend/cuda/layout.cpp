@@ -264,9 +264,35 @@ class Planner {
       // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
       // (The H200 numbers here were taken while that ring often drained the stream.)
       if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
+      // A norm that loads three rows (LayerNorm's row, weight and bias) issues all three before
+      // it reduces, as Triton's does, with 16 elements a thread where 256 threads hold the row
+      // and 32 where they do not; its registers (three rows' worth: 72 at 16 elements, 126 at
+      // 32, ptxas sm_90a f16, no spills) set the resident threads: 768 and 512. Measured on an
+      // H100 (bench/rowwise's ring, fast, ms, f16 / bf16, two rounds, session 20): 32768x4096
+      // 0.207 / 0.207 -> 0.194 / 0.195 (Triton's ring 0.188); 8192^2 0.105 / 0.105 -> 0.096 /
+      // 0.098 (Triton 0.108). At 4096 columns 128 threads at 512 resident gave 0.201, 256 at
+      // 1024 resident 0.211; at 8192 512 threads (16 a thread) 0.100-0.110. (RMSNorm, two rows,
+      // lost 6% at 8192^2 with its weight loaded first, and keeps its epilogue loads.)
+      if (row_sized > 2 && !matvec) {
+        const int64_t sixteen = pow2_ceil((largest + 15) / 16);
+        if (sixteen <= 256) p_.threads = static_cast<int>(std::max<int64_t>(sixteen, 32));
+        const int64_t each = (largest + p_.threads - 1) / p_.threads;
+        p_.min_blocks = std::max(1, (each <= 16 ? 768 : 512) / p_.threads);
+        p_.blocks_per_sm = p_.min_blocks;
+        p_.loads_first = true;
+      }
       // A/B switches (to be removed): resident threads of a norm (its grid stays persistent or
       // a block per row as chosen above; TESSERA_AB_ROW_PERSISTENT below sets that).
       if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
+        p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
+        if (p_.blocks_per_sm > 0) p_.blocks_per_sm = p_.min_blocks;
+      }
+      // TESSERA_AB_MATVEC_RESIDENT=N (an A/B switch for the next GPU session): a matrix-vector
+      // product's resident threads. At 768, Qwen3-0.6B's q/k/v projection (2048 blocks of 64
+      // threads) runs in 1.29 waves on an H100 (ncu: a tail wave of 465 blocks, "up to 50% of
+      // the runtime"); at 1024 it is one. ptxas sm_90a under 64 registers: linear_rows_rms_whole
+      // and the SwiGLU pairs 72 -> 64 without spills, linear_rows_residual_whole 16-28 B spilled.
+      if (const char* e = std::getenv("TESSERA_AB_MATVEC_RESIDENT"); e && matvec) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
         if (p_.blocks_per_sm > 0) p_.blocks_per_sm = p_.min_blocks;
       }

@@ -80,6 +80,10 @@ struct LayoutPlan {
   // A grid of at most this many blocks per multiprocessor, each looping over tiles (so that
   // per-tile setup is paid once per block); 0: one block per tile (EmittedKernel::blocks_per_sm).
   int blocks_per_sm = 0;
+  // A one-pass row-wise kernel under an occupancy bound that issues its independent loads (a
+  // norm's weight and bias rows) before its first reduction, as the other kernels do, instead of
+  // a vector at a time in its epilogue (codegen.cpp, emit; load_order.hpp).
+  bool loads_first = false;
   // A row-wise kernel whose rows do not fit its threads' registers (more than 32 elements a
   // thread): the code generator re-reads what it can from the (read-only) inputs at each use and
   // reduces it a few vectors at a time (stream_group), instead of holding the row
