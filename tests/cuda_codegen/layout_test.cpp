@@ -479,15 +479,55 @@ TEST(LayoutPlan, RowWiseKernelsLoadingThreeRowsLoadThemFirstOnAPersistentGrid) {
   const LayoutPlan wide = plan(layernorm(16384));
   EXPECT_EQ(wide.threads, 512);
   EXPECT_EQ(wide.min_blocks, 1);
+  EXPECT_TRUE(wide.loads_first);
   EXPECT_FALSE(wide.stream_rows);
-  // TESSERA_AB_ROWWISE_LOADS_FIRST=0 keeps the loads in the epilogue, a vector at a time.
+  // TESSERA_AB_ROWWISE_LOADS_FIRST=0 (an A/B switch) plans as before: 32 elements a thread, 768
+  // resident, the weight and bias loaded in the epilogue a vector at a time.
   {
     ScopedEnv off("TESSERA_AB_ROWWISE_LOADS_FIRST", "0");
-    const ir::Function norm = layernorm(8192);
+    const ir::Function norm = layernorm(4096);
+    const LayoutPlan old = plan(norm);
+    EXPECT_EQ(old.threads, 128);
+    EXPECT_EQ(old.min_blocks, 6);
+    EXPECT_EQ(old.blocks_per_sm, 6);
+    EXPECT_FALSE(old.loads_first);
     const std::string src = backend::cuda::emit(norm, aligned_spec(norm, kSm90a)).source;
     EXPECT_NE(src.find("for (int kv = 0; kv < 4; ++kv)"), std::string::npos) << src;
-    EXPECT_GT(src.find("(const float*)p2_w.data"), src.find("__shfl_xor_sync")) << src;
+    const size_t w = src.find("(const float*)p2_w.data");
+    ASSERT_NE(w, std::string::npos) << src;
+    EXPECT_GT(w, src.find("__shfl_xor_sync")) << src;
   }
+  // A residual add's norms are not LayerNorm's shape and keep their plan: RMSNorm (the row, the
+  // residual and the weight: three rows, one reduction) and LayerNorm (four rows).
+  const ir::Function add_rms = prepared(trace_kernel<Out<half>, In<half>, In<half>, In<float>>(
+      "add_rms_rows",
+      {out_param("y", DType::F16, {1, 4096}), in_param("x", DType::F16, 2),
+       in_param("r", DType::F16, 2), in_param("w", DType::F32, 2)},
+      [](Out<half> y, In<half> x, In<half> r, In<float> w) {
+        auto v = load_like(x, y).cast<float>() + load_like(r, y).cast<float>();
+        y.store((v * rsqrt(sum(v * v, 1) * (1.0f / 4096) + 1e-5f) * load(w, {0, 0}, {1, 4096}))
+                    .cast<half>());
+      }));
+  const LayoutPlan ar = plan(add_rms);
+  EXPECT_FALSE(ar.loads_first);
+  EXPECT_EQ(ar.threads, 128);
+  EXPECT_EQ(ar.min_blocks, 6);
+  const ir::Function add_ln =
+      prepared(trace_kernel<Out<half>, In<half>, In<half>, In<float>, In<float>>(
+          "add_layer_rows",
+          {out_param("y", DType::F16, {1, 4096}), in_param("x", DType::F16, 2),
+           in_param("r", DType::F16, 2), in_param("w", DType::F32, 2),
+           in_param("b", DType::F32, 2)},
+          [](Out<half> y, In<half> x, In<half> r, In<float> w, In<float> b) {
+            auto v = load_like(x, y).cast<float>() + load_like(r, y).cast<float>();
+            auto d = v - sum(v, 1) * (1.0f / 4096);
+            auto s = rsqrt(sum(d * d, 1) * (1.0f / 4096) + 1e-5f);
+            y.store((d * s * load(w, {0, 0}, {1, 4096}) + load(b, {0, 0}, {1, 4096})).cast<half>());
+          }));
+  const LayoutPlan al = plan(add_ln);
+  EXPECT_FALSE(al.loads_first);
+  EXPECT_EQ(al.threads, 128);
+  EXPECT_EQ(al.min_blocks, 6);
   // RMSNorm (a row and a weight row) and softmax keep a block per row and no early loads.
   const LayoutPlan rms = plan(corpus_kernel("rmsnorm_f16"));
   EXPECT_FALSE(rms.loads_first);

@@ -148,6 +148,7 @@ class Planner {
     // linear_rows_residual_whole's [2, 2048] tile spilled 132 bytes a thread under 64 registers;
     // it takes 80).
     bool matvec = false;
+    int reductions = 0;  // Reduce ops (a LayerNorm has two: the mean, then the variance)
     for (const ir::Op& op : f_.body.ops)
       if (op.kind == OpKind::For)
         ir::walk(op.regions[0], [&](const ir::Op& inner) {
@@ -193,6 +194,7 @@ class Planner {
         }
       } else if (cls == OpClass::Reduce || cls == OpClass::ArgReduce || cls == OpClass::Scan) {
         reduces = true;
+        reductions += cls == OpClass::Reduce ? 1 : 0;
         const Shape& in = type(op.operands[0]).shape;
         tile(in);
         if (cls == OpClass::Reduce && op.attrs.axis >= 0 &&
@@ -264,16 +266,22 @@ class Planner {
       // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
       // (The H200 numbers here were taken while that ring often drained the stream.)
       if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
-      // A norm that loads three rows (LayerNorm's row, weight and bias) issues all three before
-      // it reduces, as Triton's does, with 16 elements a thread where 256 threads hold the row
-      // and 32 where they do not; its registers (three rows' worth: 72 at 16 elements, 126 at
-      // 32, ptxas sm_90a f16, no spills) set the resident threads: 768 and 512. Measured on an
-      // H100 (bench/rowwise's ring, fast, ms, f16 / bf16, two rounds, session 20): 32768x4096
-      // 0.207 / 0.207 -> 0.194 / 0.195 (Triton's ring 0.188); 8192^2 0.105 / 0.105 -> 0.096 /
-      // 0.098 (Triton 0.108). At 4096 columns 128 threads at 512 resident gave 0.201, 256 at
-      // 1024 resident 0.211; at 8192 512 threads (16 a thread) 0.100-0.110. (RMSNorm, two rows,
-      // lost 6% at 8192^2 with its weight loaded first, and keeps its epilogue loads.)
-      if (row_sized > 2 && !matvec) {
+      // A norm that loads three rows and reduces twice (LayerNorm: its row, weight and bias; the
+      // mean, then the variance) issues all three loads before it reduces, as Triton's does, with
+      // 16 elements a thread where 256 threads hold the row and 32 where they do not; its registers
+      // (three rows' worth: 72 at 16 elements, 126 at 32, ptxas sm_90a f16, no spills) set the
+      // resident threads: 768 and 512. Measured on an H100 (bench/rowwise's ring, fast, ms, f16 /
+      // bf16, two rounds, session 20): 32768x4096 0.207 / 0.207 -> 0.194 / 0.195 (Triton's ring
+      // 0.188); 8192^2 0.105 / 0.105 -> 0.096 / 0.098 (Triton 0.108). At 4096 columns 128 threads
+      // at 512 resident gave 0.201, 256 at 1024 resident 0.211; at 8192 512 threads (16 a thread,
+      // loads first) 0.100-0.111. (RMSNorm, two rows, lost 6% at 8192^2 with its weight loaded
+      // first, and keeps its epilogue loads; so do the untimed others: a residual add's RMSNorm,
+      // three rows and one reduction, and its LayerNorm, four rows.)
+      // TESSERA_AB_ROWWISE_LOADS_FIRST=0 plans as before (an A/B switch), and so does an A/B run
+      // that sets TESSERA_AB_PER_THREAD.
+      const char* loads_ab = std::getenv("TESSERA_AB_ROWWISE_LOADS_FIRST");
+      if (row_sized == 3 && reductions >= 2 && !matvec && !(loads_ab && *loads_ab == '0') &&
+          !std::getenv("TESSERA_AB_PER_THREAD")) {
         const int64_t sixteen = pow2_ceil((largest + 15) / 16);
         if (sixteen <= 256) p_.threads = static_cast<int>(std::max<int64_t>(sixteen, 32));
         const int64_t each = (largest + p_.threads - 1) / p_.threads;
