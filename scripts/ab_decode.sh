@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 14's decode A/B on the GPU machine, in one call: the kernel library's GPU tests of the
-# decode step's kernels with the default code (each result against a double-precision reference,
+# decode step's kernels under each variant (each result against a double-precision reference,
 # and the error messages of their unpadded loads),
 # then the Qwen3 engine's batch-1 graph decode step
 # (random weights at Qwen3-0.6B's shapes, bf16, prompt 512, 64 steps) once per variant per round,
@@ -8,11 +8,12 @@
 # (a kernel's cache key is its source, so each variant's kernels are its own; the tuner's winners
 # are shared, so the A/B compares code, not candidate choices).
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
-#   "base;TESSERA_AB_MATVEC_RESIDENT=1024;TESSERA_AB_PREFETCH=0"
+#   "base;TESSERA_AB_MATVEC_RESIDENT=1024;TESSERA_AB_PIECES_THREADS=128;TESSERA_AB_PREFETCH=0"
 #   (the linear layers' L2 prefetch off, on by default since session 19's A/B on an H100;
 #   TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9% there; session 20's thread index
 #   re-derived in each tile won 1.3% and is the default, codegen.cpp; the linear layers at 1024
-#   resident threads, one wave for the q/k/v projection instead of 1.29, layout.cpp).
+#   resident threads, one wave for the q/k/v projection instead of 1.29; the QK-norm/RoPE/append
+#   kernel at 128 threads a block instead of one warp, 139 -> 96 registers; layout.cpp).
 # Logs under $OUT: decode_build.log, decode_tests.txt, ab_decode.txt; prints the median ms a step
 # of each variant.
 #   OUT=dir [AB_VARIANTS=...] [AB_ROUNDS=3] [AB_TESTS=0: no tests] scripts/ab_decode.sh
@@ -22,18 +23,20 @@ cd "$(dirname "$0")/.."
 source scripts/qwen3_ab_common.sh
 if [ "${AB_TESTS:-1}" = 0 ]; then qwen3_ab_setup decode; else qwen3_ab_setup decode kernels_tests; fi
 export TESSERA_QUIET=1
-IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_MATVEC_RESIDENT=1024;TESSERA_AB_PREFETCH=0}"
+IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_MATVEC_RESIDENT=1024;TESSERA_AB_PIECES_THREADS=128;TESSERA_AB_PREFETCH=0}"
 # The assignments of variant $1, one a line (none for base).
 assignments() { [ "$1" = base ] || tr ',' '\n' <<<"$1"; }
 failed=0
-[ "${AB_TESTS:-1}" = 0 ] || {
-  TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/kernels/kernels_tests" \
+# The tests once per variant: a switch that changes a kernel's plan must not change its results.
+[ "${AB_TESTS:-1}" = 0 ] || for v in "${variants[@]}"; do
+  mapfile -t set_vars < <(assignments "$v")
+  env "${set_vars[@]}" TESSERA_TEST_DEVICE=cuda timeout 300 "$build/tests/kernels/kernels_tests" \
     --gtest_filter='Decode*:Linear*:Rope*:Norm*:Lookup*' 2>&1 |
     grep -E '^\[  (PASSED|FAILED|SKIPPED) |Failure|Expected'
   rc=${PIPESTATUS[0]}
-  echo "kernels_tests Decode*:Linear*:Rope*:Norm*:Lookup* rc=$rc"
+  echo "kernels_tests Decode*:Linear*:Rope*:Norm*:Lookup* under $v: rc=$rc"
   [ "$rc" = 0 ] || failed=1
-} >"$OUT/decode_tests.txt" 2>&1
+done >"$OUT/decode_tests.txt" 2>&1
 [ "${AB_TESTS:-1}" = 0 ] || cat "$OUT/decode_tests.txt"
 log=$OUT/ab_decode.txt
 : >"$log"

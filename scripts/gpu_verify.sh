@@ -22,9 +22,10 @@
 #             with QWEN3_NCU=1, no check nor bench; weights from an earlier step kept), then
 #             ncu's sections (memory, occupancy, warp stalls) for the first launches of the
 #             linear, decode attention and QK-norm/RoPE kernels; named only
-#   decode-ab issue 14: scripts/ab_decode.sh without its tests (gpu_check.sh runs them all): the
-#             batch-1 decode step under each code-generation switch, two rounds interleaved, one
-#             JIT cache; named only, a call of its own (SESSION_S=595)
+#   decode-ab issue 14: scripts/ab_decode.sh: the decode step's kernel tests under each
+#             code-generation switch (a switch must not change a result), then the batch-1 decode
+#             step under each, two rounds interleaved, one JIT cache; named only, a call of its
+#             own (SESSION_S=595)
 #   kernels-sanitize
 #             issue 14: the kernel library's GPU tests under memcheck and racecheck at once, in
 #             gtest shards over the machine's cores (scripts/kernels_sanitize.sh; ~190 s with
@@ -73,7 +74,7 @@ step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=240 QWEN3_TO
   QWEN3_BENCH_TIMEOUT=330 bash scripts/qwen3_gpu.sh
 step qwen3-ncu 400 env QWEN3_CHECK=0 QWEN3_TORCH=0 QWEN3_BENCH=0 QWEN3_NCU=1 QWEN3_NCU_TIMEOUT=200 \
   QWEN3_PYTHON_EXAMPLE=0 bash scripts/qwen3_gpu.sh
-step decode-ab 590 env AB_ROUNDS=2 AB_TESTS=0 AB_RUN_TIMEOUT=150 bash scripts/ab_decode.sh
+step decode-ab 590 env AB_ROUNDS=2 AB_RUN_TIMEOUT=120 bash scripts/ab_decode.sh
 step kernels-sanitize 380 env SHARD_TIMEOUT=300 BUDGET_S=370 bash scripts/kernels_sanitize.sh
 for tool in memcheck racecheck; do
   step "kernels-$tool" 550 env BUILD_TARGETS="tessera_cli kernels_tests" \
@@ -86,7 +87,7 @@ grep -hE "^(==|tessera)|rc=" "$root"/rowwise-ab/ab.txt 2>/dev/null | head -100
 grep -hE "rc=|worst|^qwen3: (ok|logits)" "$root"/qwen3/qwen3_check.txt 2>/dev/null
 grep -hE "rc=|decode batch|prefill" "$root"/qwen3-bench/qwen3_bench.txt 2>/dev/null
 sed -n '/^By kernel/,$p' "$root"/qwen3-ncu/qwen3_ncu.txt 2>/dev/null | head -24
-grep -hE "median" "$root"/decode-ab/run.txt 2>/dev/null
+grep -hE "median|kernels_tests .* rc=" "$root"/decode-ab/run.txt 2>/dev/null
 tar czf "$OUT/verify.tgz" -C "$OUT" verify && rm -rf "$root"
 echo "logs: verify.tgz"
 exit $failed

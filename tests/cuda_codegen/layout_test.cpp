@@ -180,6 +180,21 @@ TEST(LayoutPlan, AStorePartIsSizedByItsPieceNotByItsTile) {
   EXPECT_EQ(p.min_blocks, 0);
   // A whole-tile store still sizes the block by its tile.
   EXPECT_EQ(plan(corpus_kernel("store_parts")).threads, 128);  // [4, 256] bf16: 1024 / 8
+  // TESSERA_AB_PIECES_THREADS (an A/B switch) raises a piece-storing kernel's threads to a power
+  // of two of at least its value, within [32, 512]; the code still compiles; other kernels keep
+  // theirs.
+  {
+    ScopedEnv more("TESSERA_AB_PIECES_THREADS", "100");
+    EXPECT_EQ(plan(append).threads, 128);
+    const backend::cuda::EmittedKernel k =
+        backend::cuda::emit(append, aligned_spec(append, kSm90a));
+    EXPECT_NE(k.source.find("__launch_bounds__(128)"), std::string::npos) << k.source;
+    EXPECT_EQ(plan(corpus_kernel("softmax_f16")).threads, 128);
+  }
+  {
+    ScopedEnv most("TESSERA_AB_PIECES_THREADS", "4096");
+    EXPECT_EQ(plan(append).threads, 512);
+  }
 }
 
 // A matrix-vector product (rows of w against x's row broadcast over them, summed along K) asks for

@@ -254,7 +254,15 @@ class Planner {
     // loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
     const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
-      // no bound: the compiler's registers, one block per tile
+      // no bound: the compiler's registers, one block per tile.
+      // TESSERA_AB_PIECES_THREADS=N (an A/B switch for the next GPU session): a kernel that
+      // stores its tile in pieces takes at least N threads (a power of two, at most 512). The
+      // decode step's QK-norm/RoPE/cache-append kernel runs 8 blocks of one warp at Qwen3-0.6B's
+      // batch 1 (ncu, H100: 8.3 us, 140 registers, each SM's one warp issuing every 6.4 cycles
+      // for ~1900 instructions): more threads share its [G, D] heads.
+      if (const char* e = std::getenv("TESSERA_AB_PIECES_THREADS"); e && pieces)
+        p_.threads = std::max(p_.threads, static_cast<int>(std::clamp<int64_t>(
+                                              pow2_ceil(std::max(1, std::atoi(e))), 32, 512)));
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       if (transposes) return;  // the compiler's registers, one block per tile
       p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
