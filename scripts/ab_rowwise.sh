@@ -53,8 +53,10 @@ export TESSERA_QUIET=1 TESSERA_CACHE_MAX_BYTES=0
 # Session 20 (H100): LayerNorm's loads first, 16 elements a thread where 256 threads hold the row
 # (TESSERA_AB_PER_THREAD=16 with loads first): 32768x4096 0.207 -> 0.194 ms; with loads first at
 # 512 resident threads 8192^2 0.105 -> 0.096: both the default for three-row norms since
-# (layout.cpp); TESSERA_AB_ROWWISE_LOADS_FIRST=0 is the old plan's epilogue loads.
-switches=${AB_SWITCHES:-TESSERA_AB_ROWWISE_LOADS_FIRST=0 TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512 TESSERA_AB_ROW_RESIDENT=1024}
+# (layout.cpp); TESSERA_AB_ROWWISE_LOADS_FIRST=0 is the old plan's epilogue loads. Still 3-4%
+# under Triton's ring at 32768x4096 on the H100, which runs a block per row where ours walks a
+# persistent grid: TESSERA_AB_ROW_PERSISTENT=0 is that.
+switches=${AB_SWITCHES:-TESSERA_AB_ROWWISE_LOADS_FIRST=0 TESSERA_AB_ROW_PERSISTENT=0 TESSERA_AB_ROWWISE_LOADS_FIRST=1,TESSERA_AB_ROW_RESIDENT=512}
 shapes=${AB_SHAPES:-8192 8192 32768 4096}
 dtypes=${AB_DTYPES:-f16}
 ab() {
