@@ -132,15 +132,74 @@ if triton is not None:
         tl.store(out_ptr + r * out_stride + cols, (d * rstd * w + b).to(out_ptr.dtype.element_ty),
                  mask=mask)
 
+    # Rows longer than one program holds well (more than LOOP_FROM columns): the row is walked
+    # in chunks of CHUNK columns, a pass for each statistic and one for the output, as a Triton
+    # user writes a long-row norm (the row comes back from L2 at the later passes).
+    @triton.jit
+    def _rmsnorm_rows_looped(out_ptr, in_ptr, w_ptr, n_cols, in_stride, out_stride, eps,
+                             CHUNK: tl.constexpr):
+        r = tl.program_id(0)
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        for start in range(0, n_cols, CHUNK):
+            cols = start + tl.arange(0, CHUNK)
+            x = tl.load(in_ptr + r * in_stride + cols, mask=cols < n_cols, other=0.0)
+            x = x.to(tl.float32)
+            acc += x * x
+        rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        for start in range(0, n_cols, CHUNK):
+            cols = start + tl.arange(0, CHUNK)
+            mask = cols < n_cols
+            x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+            tl.store(out_ptr + r * out_stride + cols, (x * rstd * w).to(out_ptr.dtype.element_ty),
+                     mask=mask)
+
+    @triton.jit
+    def _layernorm_rows_looped(out_ptr, in_ptr, w_ptr, b_ptr, n_cols, in_stride, out_stride, eps,
+                               CHUNK: tl.constexpr):
+        r = tl.program_id(0)
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        for start in range(0, n_cols, CHUNK):
+            cols = start + tl.arange(0, CHUNK)
+            acc += tl.load(in_ptr + r * in_stride + cols, mask=cols < n_cols,
+                           other=0.0).to(tl.float32)
+        mean = tl.sum(acc, axis=0) / n_cols
+        acc = tl.zeros([CHUNK], dtype=tl.float32)
+        for start in range(0, n_cols, CHUNK):
+            cols = start + tl.arange(0, CHUNK)
+            mask = cols < n_cols
+            x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=0.0).to(tl.float32)
+            d = tl.where(mask, x - mean, 0.0)
+            acc += d * d
+        rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / n_cols + eps)
+        for start in range(0, n_cols, CHUNK):
+            cols = start + tl.arange(0, CHUNK)
+            mask = cols < n_cols
+            x = tl.load(in_ptr + r * in_stride + cols, mask=mask, other=0.0).to(tl.float32)
+            w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+            b = tl.load(b_ptr + cols, mask=mask, other=0.0)
+            tl.store(out_ptr + r * out_stride + cols,
+                     ((x - mean) * rstd * w + b).to(out_ptr.dtype.element_ty), mask=mask)
+
+    LOOP_FROM, CHUNK = 16384, 4096
+
     def _warps(block):
         return 8 if block <= 8192 else 16
 
     def triton_rmsnorm(x, w, out, eps):
+        if x.shape[1] > LOOP_FROM:
+            _rmsnorm_rows_looped[(x.shape[0],)](out, x, w, x.shape[1], x.stride(0), out.stride(0),
+                                                eps, CHUNK=CHUNK, num_warps=8)
+            return
         block = triton.next_power_of_2(x.shape[1])
         _rmsnorm_rows[(x.shape[0],)](out, x, w, x.shape[1], x.stride(0), out.stride(0), eps,
                                      BLOCK=block, num_warps=_warps(block))
 
     def triton_layernorm(x, w, b, out, eps):
+        if x.shape[1] > LOOP_FROM:
+            _layernorm_rows_looped[(x.shape[0],)](out, x, w, b, x.shape[1], x.stride(0),
+                                                  out.stride(0), eps, CHUNK=CHUNK, num_warps=8)
+            return
         block = triton.next_power_of_2(x.shape[1])
         _layernorm_rows[(x.shape[0],)](out, x, w, b, x.shape[1], x.stride(0), out.stride(0), eps,
                                        BLOCK=block, num_warps=_warps(block))
@@ -151,7 +210,8 @@ ROWWISE_SHAPES = [(8192, 8192), (32768, 4096), (1024, 65536)]
 
 def bench_rowwise(shapes, back_to_back=False):
     """bench/rowwise's workloads: softmax, RMSNorm, LayerNorm in f16 and bf16, torch eager and
-    Triton (one program per row). Each Triton result is checked against torch in f32.
+    Triton (one program per row; the norms walk rows over 16384 columns in chunks of 4096). Each
+    Triton result is checked against torch in f32.
     back_to_back: each Triton row again, timed as bench/rowwise times Tessera (triton-ring rows)."""
     eps = 1e-5
     for rows, cols in shapes:
