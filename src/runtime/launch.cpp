@@ -49,6 +49,7 @@ void Completion::mark_done(std::exception_ptr error) const {
     std::lock_guard lock(mu_);
     if (done_) return;
     done_ = true;
+    ending_.store(true, std::memory_order_release);
     error_ = std::move(error);
     writers.swap(writers_);
     more_writers.swap(more_writers_);
@@ -111,9 +112,10 @@ std::exception_ptr Completion::predecessor_error() const noexcept {
 }
 
 void Completion::settle(bool block) const {
-  // No lock: in the moment between mark_done()'s done_ and its publication, a second look at the
-  // (finished) work is harmless (the first mark_done() wins).
-  if (state() != kPending) return;
+  // No lock. Once mark_done() has set done_ (ending_), nothing more is asked: the callers then
+  // take the lock and find done_, in the moment before the outcome is published too. (Waiters
+  // that arrive together before it may each look once; the first mark_done() wins.)
+  if (state() != kPending || ending_.load(std::memory_order_acquire)) return;
   // Outside the lock: waiting for the device may take long, and other threads may ask meanwhile.
   try {
     // Once the work is done, wait() is cheap, and it is where the work's own errors (a GPU

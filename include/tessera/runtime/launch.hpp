@@ -136,6 +136,10 @@ class Completion {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   mutable bool done_ = false;
+  // Set with done_: from then on settle() asks the work nothing (a waiter that comes back before
+  // state_ is published takes the lock and finds done_), so each waiter asks the device at most
+  // once however often it waits in that moment.
+  mutable std::atomic<bool> ending_{false};
   mutable bool seen_ = false;  // a wait() has thrown the error to a caller
   mutable std::exception_ptr error_;
   // The predecessors (follow()): the first kInlineWriters inline, the rest in more_writers_;
