@@ -250,22 +250,18 @@ class Planner {
     // LayerNorm 2310 -> 2920, 2901 -> 3294. The persistent grid costs softmax 7-10%: it keeps a
     // block a row. (ptxas, sm_90a, bf16: decode attention's [32, 128] key and value tiles spilled
     // ~700 bytes a thread under the 85-register bound, its combine's [32, 128] partials ~450 under
-    // 64, and linear's [4, 1024] weight tiles with x broadcast over them would under 64.) Inputs
-    // loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
+    // 64.) A matrix-vector product (rows of weights against a broadcast row) asks for 1024 too:
+    // at 768, Qwen3-0.6B's q/k/v projection (2048 blocks of 64 threads) ran in 1.29 waves on an
+    // H100 (ncu: a tail wave of 465 blocks); at 1024 it runs in one, and the batch-1 decode step
+    // went 1.512 -> 1.484 ms (scripts/ab_decode.sh, two interleaved rounds, session 21), though
+    // ptxas (sm_90a) spills 16-28 bytes a thread of the residual-add product under 64 registers.
+    // Inputs loaded a whole row at a time: 1 for softmax, 2 or 3 for a norm (row, weight, bias).
     const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile.
-      // TESSERA_AB_PIECES_THREADS=N (an A/B switch for the next GPU session): a kernel that
-      // stores its tile in pieces takes at least N threads (a power of two, at most 512). The
-      // decode step's QK-norm/RoPE/cache-append kernel runs 8 blocks of one warp at Qwen3-0.6B's
-      // batch 1 (ncu, H100: 8.3 us, 140 registers, each SM's one warp issuing every 6.4 cycles
-      // for ~1900 instructions): more threads share its [G, D] heads.
-      if (const char* e = std::getenv("TESSERA_AB_PIECES_THREADS"); e && pieces)
-        p_.threads = std::max(p_.threads, static_cast<int>(std::clamp<int64_t>(
-                                              pow2_ceil(std::max(1, std::atoi(e))), 32, 512)));
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       if (transposes) return;  // the compiler's registers, one block per tile
-      p_.min_blocks = std::max(1, (row_sized > 1 || matvec ? 768 : 1024) / p_.threads);
+      p_.min_blocks = std::max(1, (row_sized > 1 && !matvec ? 768 : 1024) / p_.threads);
       // A persistent grid where it loads three row-sized tiles (LayerNorm's row, weight and bias)
       // or multiplies rows by a broadcast vector (linear's rows); a block per row where it loads
       // two and no more (RMSNorm's row and weight). Measured on an H100 in one run once launches
@@ -300,15 +296,6 @@ class Planner {
       // A/B switches (to be removed): resident threads of a norm (its grid stays persistent or
       // a block per row as chosen above; TESSERA_AB_ROW_PERSISTENT below sets that).
       if (const char* e = std::getenv("TESSERA_AB_ROW_RESIDENT"); e && row_sized > 1) {
-        p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
-        if (p_.blocks_per_sm > 0) p_.blocks_per_sm = p_.min_blocks;
-      }
-      // TESSERA_AB_MATVEC_RESIDENT=N (an A/B switch for the next GPU session): a matrix-vector
-      // product's resident threads. At 768, Qwen3-0.6B's q/k/v projection (2048 blocks of 64
-      // threads) runs in 1.29 waves on an H100 (ncu: a tail wave of 465 blocks, "up to 50% of
-      // the runtime"); at 1024 it is one. ptxas sm_90a under 64 registers: linear_rows_rms_whole
-      // and the SwiGLU pairs 72 -> 64 without spills, linear_rows_residual_whole 16-28 B spilled.
-      if (const char* e = std::getenv("TESSERA_AB_MATVEC_RESIDENT"); e && matvec) {
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
         if (p_.blocks_per_sm > 0) p_.blocks_per_sm = p_.min_blocks;
       }
