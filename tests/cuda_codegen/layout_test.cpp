@@ -224,9 +224,9 @@ TEST(LayoutPlan, AMatrixVectorProductAsksForAThousandResidentThreads) {
       {out_param("y", DType::F32, {1, 1}), in_param("a", DType::F32, 2),
        in_param("b", DType::F32, 2)},
       [](Out<float> y, In<float> a, In<float> b) {
-        y.store(sum(load(a, {tile_index(0), 0}, {1, 4096}) + load(b, {tile_index(0), 0}, {1, 4096}),
-                    1)
-                    .reshape({1, 1}));
+        y.store(
+            sum(load(a, {tile_index(0), 0}, {1, 4096}) + load(b, {tile_index(0), 0}, {1, 4096}), 1)
+                .reshape({1, 1}));
       }));
   EXPECT_EQ(plan(two_rows).min_blocks, 6);
 }
