@@ -6,8 +6,11 @@
 // ordered after it, or a poll once the stream has passed every mark. A mark covers every launch
 // numbered at or before it, since a stream runs its work in order. A mark recorded on demand
 // covers the launches queued after the one asked about too, and a wait on it waits for them: a
-// stream whose waits keep doing that gets a mark per launch for a while (wait()). Private to the
-// runtime.
+// stream whose waits keep doing that gets a mark per launch for a while (wait()). Each mark also
+// has the stream write its number into host memory (a StreamCounter) where the device can: a
+// question about a launch the stream has passed is then answered by a load, with no driver call
+// (the ring of bench/launch's back-to-back loop waits for its oldest launch at every step). Private
+// to the runtime.
 #pragma once
 
 #include <cuda.h>
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "tessera/backend/cuda/event.hpp"
+#include "tessera/backend/cuda/stream_counter.hpp"
 
 #include "phase_clock.hpp"
 
@@ -69,8 +73,10 @@ class StreamTimeline {
   // recorded for a question that the answer "not yet" serves). Throws BackendError if the work
   // failed.
   bool done(uint64_t seq);
-  // Whether launch `seq` is known to have finished: asks nothing.
-  bool known_done(uint64_t seq) const { return done_.load(std::memory_order_acquire) >= seq; }
+  // Whether launch `seq` is known to have finished: asks no driver.
+  bool known_done(uint64_t seq) const {
+    return done_.load(std::memory_order_acquire) >= seq || (counter_ && counter_->read() >= seq);
+  }
   // Blocks until launch `seq` has finished. Throws BackendError if the work failed.
   void wait(uint64_t seq);
   // Makes work queued next on `waiter` wait, on the device, for launch `seq`: nothing on this
@@ -110,6 +116,8 @@ class StreamTimeline {
   size_t head_ = 0, count_ = 0;
   // Events whose marks were passed and that nobody else holds: recorded again for new marks.
   std::vector<std::shared_ptr<cuda::Event>> spare_;
+  // The newest mark the stream has passed, written by the device; null where it cannot be.
+  const std::unique_ptr<cuda::StreamCounter> counter_;
 };
 
 // The timeline of `stream` on the device of `ctx` (made on first use). Cheap: a thread asks the
