@@ -7,7 +7,7 @@
 #   rowwise-ab
 #             issue 12: the timeline's GPU tests and the plan switches' A/B alone (AB_ONLY=1);
 #             named only
-#   launch    issue 11: scripts/launch_ab.sh (bench_launch with the stream counter on, off, on, off)
+#   launch    issue 11: scripts/launch_ab.sh (bench_launch with programmatic launch on, off, on)
 #   gemm      issue 9 (resolved; named only): memcheck and racecheck over the GEMM GPU tests (the
 #             pipelined sm_90a GEMM and its sm_80 lowering), building only their test binary
 #   qwen3     issue 14: the engine's logits against transformers' Qwen3 (scripts/qwen3_gpu.sh,
@@ -67,7 +67,7 @@ step gemm 200 env BUILD_TARGETS="tessera_cli gpu_differential_tests" GPU_TEST_TI
   'GPU_TESTS_MATCH=GpuDifferential\..*Gemm|gemm_on_sm80' bash scripts/gpu_check.sh --sanitizers-only
 step rowwise 300 env AB=0 bash scripts/ab_rowwise.sh
 step rowwise-ab 330 env AB_ONLY=1 bash scripts/ab_rowwise.sh
-step launch 200 bash scripts/launch_ab.sh
+step launch 150 bash scripts/launch_ab.sh
 step qwen3 540 env QWEN3_BENCH=0 QWEN3_TORCH=0 QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=360 \
   bash scripts/qwen3_gpu.sh
 step qwen3-bench 580 env QWEN3_PYTHON_EXAMPLE=0 QWEN3_CHECK_TIMEOUT=240 QWEN3_TORCH_TIMEOUT=120 \

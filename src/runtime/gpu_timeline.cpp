@@ -20,15 +20,13 @@ uint64_t gpu_marks_recorded() noexcept {
 }
 
 StreamTimeline::StreamTimeline(const cuda::DeviceContext& ctx, CUstream stream)
-    : ctx_(&ctx), stream_(stream), ring_(16), counter_(cuda::StreamCounter::make(ctx)) {
+    : ctx_(&ctx), stream_(stream), ring_(16) {
   spare_.reserve(kSpareEvents);
 }
 
 void StreamTimeline::record_mark() {
   // Nobody may wait on this stream for a long while (a loop of chained launches): pass the marks
-  // the stream has passed, so that their events are recorded again rather than made anew. The
-  // counter tells of most without asking the driver.
-  if (counter_) passed(counter_->read());
+  // the stream has passed, so that their events are recorded again rather than made anew.
   try {
     while (count_ >= kMarksBeforeAsking && ring_[head_].event->query()) passed(ring_[head_].seq);
   } catch (...) {  // the work failed: its waits report it
@@ -51,14 +49,6 @@ void StreamTimeline::record_mark() {
   ring_[(head_ + count_) & (ring_.size() - 1)] = Mark{queued_, std::move(event)};
   ++count_;
   last_mark_ = queued_;
-  // After the event: if the driver refuses the write, the event alone still marks the launches
-  // (and reports a failed stream when asked).
-  if (counter_) {
-    try {
-      counter_->write_after(stream_, queued_);
-    } catch (...) {
-    }
-  }
   g_marks.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -6,11 +6,12 @@
 // ordered after it, or a poll once the stream has passed every mark. A mark covers every launch
 // numbered at or before it, since a stream runs its work in order. A mark recorded on demand
 // covers the launches queued after the one asked about too, and a wait on it waits for them: a
-// stream whose waits keep doing that gets a mark per launch for a while (wait()). Each mark also
-// has the stream write its number into host memory (a StreamCounter) where the device can: a
-// question about a launch the stream has passed is then answered by a load, with no driver call
-// (the ring of bench/launch's back-to-back loop waits for its oldest launch at every step). Private
-// to the runtime.
+// stream whose waits keep doing that gets a mark per launch for a while (wait()). (A word of
+// host memory that each mark also had the stream write, cuStreamWriteValue64, so that a wait for a
+// passed launch reads memory instead of asking an event, halved sync() in bench/launch's ring on
+// an H100, 1.03-1.06 -> 0.47-0.48 us, but the write cost the launch call 1.2-1.6 us a mark, more
+// than it saved: back to back 6.12-6.56 -> 6.03-6.52 us, a chain of 8 6.78 -> 6.85-7.39 us
+// a kernel; session 21, reverted.) Private to the runtime.
 #pragma once
 
 #include <cuda.h>
@@ -23,7 +24,6 @@
 #include <vector>
 
 #include "tessera/backend/cuda/event.hpp"
-#include "tessera/backend/cuda/stream_counter.hpp"
 
 #include "phase_clock.hpp"
 
@@ -73,10 +73,8 @@ class StreamTimeline {
   // recorded for a question that the answer "not yet" serves). Throws BackendError if the work
   // failed.
   bool done(uint64_t seq);
-  // Whether launch `seq` is known to have finished: asks no driver.
-  bool known_done(uint64_t seq) const {
-    return done_.load(std::memory_order_acquire) >= seq || (counter_ && counter_->read() >= seq);
-  }
+  // Whether launch `seq` is known to have finished: asks nothing.
+  bool known_done(uint64_t seq) const { return done_.load(std::memory_order_acquire) >= seq; }
   // Blocks until launch `seq` has finished. Throws BackendError if the work failed.
   void wait(uint64_t seq);
   // Makes work queued next on `waiter` wait, on the device, for launch `seq`: nothing on this
@@ -116,8 +114,6 @@ class StreamTimeline {
   size_t head_ = 0, count_ = 0;
   // Events whose marks were passed and that nobody else holds: recorded again for new marks.
   std::vector<std::shared_ptr<cuda::Event>> spare_;
-  // The newest mark the stream has passed, written by the device; null where it cannot be.
-  const std::unique_ptr<cuda::StreamCounter> counter_;
 };
 
 // The timeline of `stream` on the device of `ctx` (made on first use). Cheap: a thread asks the

@@ -20,8 +20,6 @@ EventPool& pool() {
   return *p;
 }
 
-std::atomic<uint64_t> g_questions{0};
-
 CUevent take(const DeviceContext& ctx) {
   {
     EventPool& p = pool();
@@ -74,7 +72,6 @@ Event::~Event() {
 bool Event::query() const {
   if (complete_.load(std::memory_order_acquire)) return true;
   ctx_->make_current();
-  g_questions.fetch_add(1, std::memory_order_relaxed);
   const CUresult r = driver().cuEventQuery(event_);
   if (r == CUDA_ERROR_NOT_READY) return false;
   check(r, "cuEventQuery", "waiting for GPU work");
@@ -92,13 +89,8 @@ void Event::make_wait(CUstream waiter) const {
 void Event::synchronize() const {
   if (complete_.load(std::memory_order_acquire)) return;
   ctx_->make_current();
-  g_questions.fetch_add(1, std::memory_order_relaxed);
   TESSERA_CU_WHILE("waiting for GPU work", cuEventSynchronize, event_);
   complete_.store(true, std::memory_order_release);
-}
-
-uint64_t event_questions_asked() noexcept {
-  return g_questions.load(std::memory_order_relaxed);
 }
 
 }  // namespace tessera::backend::cuda

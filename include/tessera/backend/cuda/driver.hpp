@@ -51,9 +51,6 @@ namespace tessera::backend::cuda {
   X(cuMemsetD8Async)               \
   X(cuMemsetD16Async)              \
   X(cuMemsetD32Async)              \
-  X(cuMemHostAlloc)                \
-  X(cuMemHostGetDevicePointer)     \
-  X(cuStreamWriteValue64)          \
   X(cuModuleLoadData)              \
   X(cuModuleGetFunction)           \
   X(cuModuleGetGlobal)             \

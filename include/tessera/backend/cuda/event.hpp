@@ -6,7 +6,6 @@
 #include <cuda.h>
 
 #include <atomic>
-#include <cstdint>
 
 #include "tessera/backend/cuda/context.hpp"
 
@@ -42,9 +41,5 @@ class Event {
   // launch path asks earlier launches' events on every launch).
   mutable std::atomic<bool> complete_{false};
 };
-
-// Questions put to the driver about events so far (cuEventQuery, cuEventSynchronize), by every
-// Event of the process: for tests, which check that a wait the runtime can answer asks none.
-uint64_t event_questions_asked() noexcept;
 
 }  // namespace tessera::backend::cuda
