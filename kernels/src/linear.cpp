@@ -275,7 +275,12 @@ TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 
 // Rows of at most kWhole elements (Qwen3-0.6B's hidden size: its q/k/v, gate/up and LM head
 // inputs) also try the loop-free kernels (the first, which the CPU backend runs); the loop
-// kernels stay candidates.
+// kernels stay candidates. The last, w1, is a row a block: one warp, whose reductions (the rms,
+// the dot) are shuffles with no barrier between warps, and twice the blocks of w2, the winner on
+// an H100 in session 20 (ncu's grids: 2048 q/k/v blocks of 64 threads, 1536 gate/up pair blocks
+// of 128). Not yet timed on a GPU; checked here by running it first on the CPU backend (the
+// kernel tests pass) and compiled with ptxas (sm_90a, bf16): 69-80 registers, no spills, for the
+// norm's rows; 76-92 bytes spilled a thread for a pair tile, 8-20 for a residual's.
 constexpr int kWhole = 1024;
 #define TESSERA_LINEAR_WHOLE_TUNER(kernel)                                         \
   template <Element T>                                                             \
@@ -286,7 +291,8 @@ constexpr int kWhole = 1024;
                          tune::config("4x1024", kernel<T, 4, 1024>, {1, 4}),       \
                          tune::config("1x512", kernel<T, 1, 512>, {1, 1}),         \
                          tune::config("w8", kernel##_whole<T, 8, kWhole>, {1, 8}), \
-                         tune::config("w2", kernel##_whole<T, 2, kWhole>, {1, 2})) \
+                         tune::config("w2", kernel##_whole<T, 2, kWhole>, {1, 2}), \
+                         tune::config("w1", kernel##_whole<T, 1, kWhole>, {1, 1})) \
             .with_options(tuning());                                               \
     return tuner;                                                                  \
   }
@@ -305,7 +311,8 @@ const auto& linear_rows_swiglu_rms_pairs_whole_tuned() {
                        tune::config("w4", linear_rows_swiglu_rms_pairs_whole<T, 4, kWhole>, {1, 4}),
                        tune::config("w8", linear_rows_swiglu_rms_pairs_whole<T, 8, kWhole>, {1, 8}),
                        tune::config("4x1024", linear_rows_swiglu_rms_pairs<T, 4, 1024>, {1, 4}),
-                       tune::config("1x512", linear_rows_swiglu_rms_pairs<T, 1, 512>, {1, 1}))
+                       tune::config("1x512", linear_rows_swiglu_rms_pairs<T, 1, 512>, {1, 1}),
+                       tune::config("w1", linear_rows_swiglu_rms_pairs_whole<T, 1, kWhole>, {1, 1}))
           .with_options(tuning());
   return tuner;
 }
@@ -333,7 +340,8 @@ const auto& linear_rows_residual_whole_tuned() {
                        tune::config("w4", linear_rows_residual_whole<T, 4, Width>, {1, 4}),
                        tune::config("2x2048", linear_rows_residual<T, 2, 2048>, {1, 2}),
                        tune::config("4x1024", linear_rows_residual<T, 4, 1024>, {1, 4}),
-                       tune::config("1x512", linear_rows_residual<T, 1, 512>, {1, 1}))
+                       tune::config("1x512", linear_rows_residual<T, 1, 512>, {1, 1}),
+                       tune::config("w1", linear_rows_residual_whole<T, 1, Width>, {1, 1}))
           .with_options(tuning());
   return tuner;
 }
