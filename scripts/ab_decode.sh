@@ -8,12 +8,14 @@
 # (a kernel's cache key is its source, so each variant's kernels are its own; the tuner's winners
 # are shared, so the A/B compares code, not candidate choices).
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
-#   "base;TESSERA_AB_PREFETCH=0" (the linear layers' L2 prefetch off, on by default since
-#   session 19's A/B on an H100, where TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%;
+#   "base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512" (decode attention's chunk
+#   kernel at three or four blocks a multiprocessor instead of two, so that its 272-304 blocks
+#   run in one wave on an H100; layout.cpp. Earlier: session 19's A/B on an H100 made the linear
+#   layers' L2 prefetch the default, and TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%;
 #   session 20's thread index re-derived in each tile won 1.3% and is the default, codegen.cpp;
 #   session 21's: the linear layers at 1024 resident threads won 1.9% and are the default, the
-#   QK-norm/RoPE/append kernel at 128 threads a block lost 1.0% and its switch is gone, the
-#   prefetch off lost 2.5%; layout.cpp).
+#   QK-norm/RoPE/append kernel at 128 threads a block lost 1.0% and its switch is gone,
+#   TESSERA_AB_PREFETCH=0 lost 2.5%).
 # Logs under $OUT: decode_build.log, decode_tests.txt, ab_decode.txt; prints the median ms a step
 # of each variant.
 #   OUT=dir [AB_VARIANTS=...] [AB_ROUNDS=3] [AB_TESTS=0: no tests] scripts/ab_decode.sh
@@ -23,7 +25,7 @@ cd "$(dirname "$0")/.."
 source scripts/qwen3_ab_common.sh
 if [ "${AB_TESTS:-1}" = 0 ]; then qwen3_ab_setup decode; else qwen3_ab_setup decode kernels_tests; fi
 export TESSERA_QUIET=1
-IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_PREFETCH=0}"
+IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512}"
 # The assignments of variant $1, one a line (none for base).
 assignments() { [ "$1" = base ] || tr ',' '\n' <<<"$1"; }
 failed=0

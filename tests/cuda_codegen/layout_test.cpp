@@ -231,6 +231,32 @@ TEST(LayoutPlan, AMatrixVectorProductAsksForAThousandResidentThreads) {
   EXPECT_EQ(plan(two_rows).min_blocks, 6);
 }
 
+// A kernel that reduces inside a loop (decode attention's chunks, linear's K loop) is left to the
+// compiler's registers; TESSERA_AB_LOOP_RESIDENT (an A/B switch) asks for that many resident
+// threads, still a block a tile; a kernel with mma keeps no request.
+TEST(LayoutPlan, ALoopOfReductionsAsksForResidentThreadsOnlyUnderItsSwitch) {
+  const ir::Function loop = prepared(trace_kernel<Out<float>, In<float>>(
+      "sums_in_a_loop", {out_param("y", DType::F32, {1, 32}), in_param("x", DType::F32, 2)},
+      [](Out<float> y, In<float> x) {
+        Tile<float> acc = Tile<float>::zeros({1, 32});
+        for_range(0, 4, [&](Index k) {
+          acc = acc + sum(load(x, {tile_index(0), k}, {32, 128}), 1).reshape({1, 32});
+        });
+        y.store(acc);
+      }));
+  const LayoutPlan unbounded = plan(loop);
+  EXPECT_EQ(unbounded.threads, 128);  // [32, 128], 32 elements a thread
+  EXPECT_EQ(unbounded.min_blocks, 0);
+  ScopedEnv resident("TESSERA_AB_LOOP_RESIDENT", "384");
+  const LayoutPlan three = plan(loop);
+  EXPECT_EQ(three.min_blocks, 3);
+  EXPECT_EQ(three.blocks_per_sm, 0);
+  const backend::cuda::EmittedKernel k = backend::cuda::emit(loop, aligned_spec(loop, kSm90a));
+  EXPECT_NE(k.source.find("__launch_bounds__(128, 3)"), std::string::npos) << k.source;
+  EXPECT_EQ(plan(corpus_kernel("gemm_f16")).min_blocks, 0);
+  EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 8);
+}
+
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {
   // A reduction whose threads hold at most 32 elements each, loading one row-sized tile:
   // 1024 / T blocks a multiprocessor, and a block per tile.

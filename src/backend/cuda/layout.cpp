@@ -143,10 +143,7 @@ class Planner {
     bool pieces = false;
     // A matrix-vector product: a tile of several rows times a row broadcast over them, summed
     // along the last axis (decode's linear layers, a block's rows of w against x's row). Each
-    // thread holds its share of both, so it asks for 768 threads (85 registers), as a kernel
-    // loading several row-sized tiles does, not 1024 (ptxas, sm_90a, bf16:
-    // linear_rows_residual_whole's [2, 2048] tile spilled 132 bytes a thread under 64 registers;
-    // it takes 80).
+    // thread holds its share of both; it asks for 1024 threads all the same (below).
     bool matvec = false;
     int reductions = 0;  // Reduce ops (a LayerNorm has two: the mean, then the variance)
     for (const ir::Op& op : f_.body.ops)
@@ -259,6 +256,16 @@ class Planner {
     const auto row_sized = std::count(loaded.begin(), loaded.end(), largest);
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile.
+      // TESSERA_AB_LOOP_RESIDENT=N (an A/B switch for the next GPU session): a kernel without mma
+      // that reduces inside a loop asks for N resident threads. Decode attention's chunk kernel
+      // ([32, 128] key and value tiles, 128 threads) takes 254 registers, so two blocks a
+      // multiprocessor: Qwen3-0.6B's 16 heads over 17-19 chunks are 272-304 blocks, more than the
+      // 264 an H100 holds at once, and a second wave of a few blocks doubles its time (ncu,
+      // session 20: 12.8 us, 1.03 waves). At 384 (three blocks): 168 registers and 164 bytes
+      // spilled a thread; at 512: 128 and 324 (ptxas sm_90a, bf16).
+      if (const char* e = std::getenv("TESSERA_AB_LOOP_RESIDENT");
+          e && across_rows && !pieces && mma_threads == 32)
+        p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       if (transposes) return;  // the compiler's registers, one block per tile
       p_.min_blocks = std::max(1, (row_sized > 1 && !matvec ? 768 : 1024) / p_.threads);
