@@ -10,7 +10,8 @@
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
 #   "base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512" (decode attention's chunk
 #   kernel at three or four blocks a multiprocessor instead of two, so that its 272-304 blocks
-#   run in one wave on an H100; layout.cpp. Earlier: session 19's A/B on an H100 made the linear
+#   run in one wave on an H100; the switch also reaches the linear layers' K-loop candidates if
+#   the tuner picked one, and a combine over more than 32 chunks; layout.cpp. Earlier: session 19's A/B on an H100 made the linear
 #   layers' L2 prefetch the default, and TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%;
 #   session 20's thread index re-derived in each tile won 1.3% and is the default, codegen.cpp;
 #   session 21's: the linear layers at 1024 resident threads won 1.9% and are the default, the

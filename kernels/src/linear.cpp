@@ -275,12 +275,16 @@ TESSERA_LINEAR_TUNER(linear_rows_swiglu)
 
 // Rows of at most kWhole elements (Qwen3-0.6B's hidden size: its q/k/v, gate/up and LM head
 // inputs) also try the loop-free kernels (the first, which the CPU backend runs); the loop
-// kernels stay candidates. The last, w1, is a row a block: one warp, whose reductions (the rms,
-// the dot) are shuffles with no barrier between warps, and twice the blocks of w2, the winner on
+// kernels stay candidates. The last, w1, is a row a block: twice the blocks of w2, the winner on
 // an H100 in session 20 (ncu's grids: 2048 q/k/v blocks of 64 threads, 1536 gate/up pair blocks
-// of 128). Not yet timed on a GPU; checked here by running it first on the CPU backend (the
-// kernel tests pass) and compiled with ptxas (sm_90a, bf16): 69-80 registers, no spills, for the
-// norm's rows; 76-92 bytes spilled a thread for a pair tile, 8-20 for a residual's.
+// of 128). With one row there is no broadcast product, so the planner sees no matrix-vector
+// product: the norm's row at K = 1024 loads three rows and reduces twice, and is planned as
+// LayerNorm is (64 threads, 16 elements each, loads first, a persistent grid of 12 blocks a
+// multiprocessor); a pair tile ([2, 1024], x broadcast over it) is one, of 64 threads at 1024
+// resident; a residual's row takes 32-128 threads (K = 1024-4096) at 768. Not yet timed on a GPU;
+// checked here by running it first on the CPU backend (the kernel tests pass) and with ptxas
+// (sm_90a, bf16): 69-80 registers, no spills, for the norm's rows; 76-92 bytes spilled a thread for
+// a pair tile, 8-20 for a residual's.
 constexpr int kWhole = 1024;
 #define TESSERA_LINEAR_WHOLE_TUNER(kernel)                                         \
   template <Element T>                                                             \
@@ -301,8 +305,9 @@ TESSERA_LINEAR_WHOLE_TUNER(linear_rows_swiglu_rms)
 #undef TESSERA_LINEAR_WHOLE_TUNER
 
 // Paired rows: for K <= kWhole the loop-free kernels first (the first is what the CPU backend
-// runs: w2, a [4, 1024] pair tile; w4's [8, 1024] spills ~100 bytes a thread at sm_90a under the
-// planner's 85-register request), the loop's kept; longer rows the loop's.
+// runs: w2, a [4, 1024] pair tile; w4's [8, 1024] spilled ~100 bytes a thread at sm_90a under the
+// planner's 85-register request of then, and asks for 64 since matrix-vector products take 1024
+// resident threads), the loop's kept; longer rows the loop's.
 template <Element T>
 const auto& linear_rows_swiglu_rms_pairs_whole_tuned() {
   static const auto tuner =

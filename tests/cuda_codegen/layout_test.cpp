@@ -184,7 +184,8 @@ TEST(LayoutPlan, AStorePartIsSizedByItsPieceNotByItsTile) {
 
 // A matrix-vector product (rows of w against x's row broadcast over them, summed along K) asks for
 // 1024 resident threads, as softmax does (at 768 decode's q/k/v projection ran a tail wave), and
-// keeps a block a tile; a norm loading its weight row with its row asks for 768.
+// keeps a block a tile; RMSNorm, whose weight row is a quarter of its tile, asks for 1024 too, and
+// a kernel loading two rows of its tile's size with no broadcast product for 768.
 TEST(LayoutPlan, AMatrixVectorProductAsksForAThousandResidentThreads) {
   const ir::Function matvec = prepared(trace_kernel<Out<float>, In<float>, In<float>>(
       "rows_times_row",
@@ -253,8 +254,34 @@ TEST(LayoutPlan, ALoopOfReductionsAsksForResidentThreadsOnlyUnderItsSwitch) {
   EXPECT_EQ(three.blocks_per_sm, 0);
   const backend::cuda::EmittedKernel k = backend::cuda::emit(loop, aligned_spec(loop, kSm90a));
   EXPECT_NE(k.source.find("__launch_bounds__(128, 3)"), std::string::npos) << k.source;
-  EXPECT_EQ(plan(corpus_kernel("gemm_f16")).min_blocks, 0);
   EXPECT_EQ(plan(corpus_kernel("softmax_f16")).min_blocks, 8);
+  // Not a kernel with mma, even one whose f32 mma leaves the block at one warp's worth, nor one
+  // that stores its tile in pieces.
+  const ir::Function mma_loop = prepared(trace_kernel<Out<float>, In<float>, In<float>>(
+      "mma_sums_in_a_loop",
+      {out_param("y", DType::F32, {1, 16}), in_param("a", DType::F32, 2),
+       in_param("b", DType::F32, 2)},
+      [](Out<float> y, In<float> a, In<float> b) {
+        Tile<float> acc = Tile<float>::zeros({1, 16});
+        for_range(0, 4, [&](Index k) {
+          const Tile<float> s = mma(load(a, {tile_index(0), k}, {16, 16}),
+                                    load(b, {k, 0}, {16, 16}), Tile<float>::zeros({16, 16}));
+          acc = acc + sum(s, 1).reshape({1, 16});
+        });
+        y.store(acc);
+      }));
+  EXPECT_EQ(plan(mma_loop).min_blocks, 0);
+  const ir::Function pieces_loop = prepared(trace_kernel<Out<float>, In<float>>(
+      "pieces_after_a_loop", {out_param("y", DType::F32, {2, 32}), in_param("x", DType::F32, 2)},
+      [](Out<float> y, In<float> x) {
+        Tile<float> acc = Tile<float>::zeros({1, 32});
+        for_range(0, 4, [&](Index k) {
+          acc = acc + sum(load(x, {tile_index(0), k}, {32, 128}), 1).reshape({1, 32});
+        });
+        y.store_part(acc, {Index::zeros({}), Index::zeros({})});
+        y.store_part(acc * 2.0f, {Index::zeros({}) + 1, Index::zeros({})});
+      }));
+  EXPECT_EQ(plan(pieces_loop).min_blocks, 0);
 }
 
 TEST(LayoutPlan, RowWiseKernelsAskForAThousandResidentThreads) {

@@ -130,6 +130,8 @@ class Planner {
     // probabilities times values, its combine's weighted sum of chunks; linear's dot products
     // summed chunk by chunk along K), so no occupancy request below.
     bool across_rows = false;
+    bool reduces_in_loop = false;  // a Reduce inside a For (TESSERA_AB_LOOP_RESIDENT below)
+    bool has_mma = false;
     // A transpose that moves the last axis of a multi-row tile moves the elements between threads
     // through shared memory, as a reduction across rows does: no occupancy request either where
     // the rows fit in registers (decode attention's combine in one step sums its [32, 128]
@@ -149,8 +151,9 @@ class Planner {
     for (const ir::Op& op : f_.body.ops)
       if (op.kind == OpKind::For)
         ir::walk(op.regions[0], [&](const ir::Op& inner) {
-          across_rows |= ir::op_info(inner.kind).cls == OpClass::Reduce;
+          reduces_in_loop |= ir::op_info(inner.kind).cls == OpClass::Reduce;
         });
+    across_rows = reduces_in_loop;
     std::vector<int64_t> loaded;  // elements of each tile loaded from memory
     // No op that works across threads by its nature. Others may still turn out to (a broadcast
     // through shared memory, a repeated store's barrier): emit() then plans without the split.
@@ -203,6 +206,7 @@ class Planner {
             for (ValueId v : product->operands)
               matvec |= def_[v] && def_[v]->kind == OpKind::Broadcast;
       } else if (cls == OpClass::Mma) {
+        has_mma = true;
         const Shape& acc = type(op.results[0]).shape;
         if (mma_on_tensor_cores(type(op.operands[0]).dtype, op.attrs.tf32)) {
           const int64_t frags = ((acc[0] + 15) / 16) * ((acc[1] + 7) / 8);
@@ -257,25 +261,29 @@ class Planner {
     if (across_rows || pieces) {
       // no bound: the compiler's registers, one block per tile.
       // TESSERA_AB_LOOP_RESIDENT=N (an A/B switch for the next GPU session): a kernel without mma
-      // that reduces inside a loop asks for N resident threads. Decode attention's chunk kernel
-      // ([32, 128] key and value tiles, 128 threads) takes 254 registers, so two blocks a
-      // multiprocessor: Qwen3-0.6B's 16 heads over 17-19 chunks are 272-304 blocks, more than the
-      // 264 an H100 holds at once, and a second wave of a few blocks doubles its time (ncu,
-      // session 20: 12.8 us, 1.03 waves). At 384 (three blocks): 168 registers and 164 bytes
-      // spilled a thread; at 512: 128 and 324 (ptxas sm_90a, bf16).
+      // that reduces inside a loop, and stores its tile whole, asks for N resident threads.
+      // Decode attention's chunk kernel ([32, 128] key and value tiles, 128 threads) takes 254
+      // registers, so two blocks a multiprocessor: Qwen3-0.6B's 16 heads over 17-19 chunks are
+      // 272-304 blocks, more than the 264 an H100 holds at once, and a second wave of a few
+      // blocks doubles its time (ncu, session 20: 12.8 us, 1.03 waves). At 384 (three blocks):
+      // 168 registers and 156-236 bytes spilled a thread; at 512: 128 and ~324 (ptxas sm_90a,
+      // bf16). In a decode step it also reaches the linear layers' K-loop candidates, if the
+      // tuner picked one, and a combine over more than 32 chunks.
       if (const char* e = std::getenv("TESSERA_AB_LOOP_RESIDENT");
-          e && across_rows && !pieces && mma_threads == 32)
+          e && reduces_in_loop && !pieces && !has_mma)
         p_.min_blocks = std::max(1, std::atoi(e) / p_.threads);
     } else if (reduces && mma_threads == 32 && largest <= per_thread * p_.threads) {
       if (transposes) return;  // the compiler's registers, one block per tile
       p_.min_blocks = std::max(1, (row_sized > 1 && !matvec ? 768 : 1024) / p_.threads);
       // A persistent grid where it loads three row-sized tiles (LayerNorm's row, weight and bias)
-      // or multiplies rows by a broadcast vector (linear's rows); a block per row where it loads
-      // two and no more (RMSNorm's row and weight). Measured on an H100 in one run once launches
-      // flowed back to back (bench/rowwise's ring, f16 fast, GB/s, 32768x4096 / 8192^2, Triton's
-      // ring beside): RMSNorm persistent 2800 / 2709, a block per row 3001 / 2947 (Triton 2984 /
-      // 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431 (Triton 2854 / 2484).
-      // (The H200 numbers here were taken while that ring often drained the stream.)
+      // or two and multiplies rows by a broadcast vector (linear's SwiGLU over two weight
+      // tensors); a block per row where it loads two and no more (RMSNorm's row and weight), and
+      // for other matrix-vector products (one weight tile, or a pair tile). Measured on an H100 in
+      // one run once launches flowed back to back (bench/rowwise's ring, f16 fast, GB/s, 32768x4096
+      // / 8192^2, Triton's ring beside): RMSNorm persistent 2800 / 2709, a block per row 3001 /
+      // 2947 (Triton 2984 / 2913); LayerNorm persistent 2618 / 2510, a block per row 2526 / 2431
+      // (Triton 2854 / 2484). (The H200 numbers here were taken while that ring often drained the
+      // stream.)
       if (row_sized > 2 || (row_sized > 1 && matvec)) p_.blocks_per_sm = p_.min_blocks;
       // A norm that loads three rows and reduces twice (LayerNorm: its row, weight and bias; the
       // mean, then the variance) issues all three loads before it reduces, as Triton's does, with
