@@ -8,7 +8,8 @@
 # resident threads per multiprocessor, its grid as chosen; TESSERA_AB_PER_THREAD=E, elements a
 # thread of a reduction; TESSERA_AB_STREAM_GROUP=G, a streamed pass's vectors a step), then the full
 # bench_rowwise tables, in its ring and with the L2 flushed before each launch, and torch/Triton
-# beside them (do_bench and back to back), in one GPU call:
+# beside them (do_bench and back to back), and issue 12's verdict over the rings
+# (bench/rowwise_verdict.py, verdict.txt), in one GPU call:
 #   OUT=dir [BUILD_DIR=build-gpu] [AB_SWITCHES="VAR=value VAR=value,VAR2=value ..."]
 #     [AB_SHAPES="8192 8192 32768 4096"] [AB_DTYPES="f16"] [AB_ONLY=1 | AB=0] scripts/ab_rowwise.sh
 # AB_ONLY=1 stops after the A/B; AB=0 leaves it out. (The marks A/B was decided in session 16
@@ -108,6 +109,9 @@ cat "$OUT/ab.txt"
 grep -vE "^#" "$OUT/host_split.txt"
 grep -hE "softmax|rmsnorm|layernorm|rc=" "$OUT"/full_*.txt "$OUT"/flushed_*.txt
 grep -E "triton|torch|rc=" "$OUT/torch.txt"
+# Issue 12's criterion over the rings above (bench/rowwise_verdict.py: the table, then whether
+# every op at both main shapes in f16 and bf16 is at or above 1.0x Triton's ring).
+python3 bench/rowwise_verdict.py "$OUT" | tee "$OUT/verdict.txt"
 # Non-zero when a bench's own check failed (it exits 1 on a wrong element), a run timed out or a
 # test failed or crashed.
 ! grep -qE "^rc=[1-9]" "$OUT"/ab.txt "$OUT"/host_split.txt "$OUT"/full_*.txt "$OUT"/flushed_*.txt "$OUT/torch.txt" \
