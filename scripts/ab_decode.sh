@@ -8,15 +8,17 @@
 # (a kernel's cache key is its source, so each variant's kernels are its own; the tuner's winners
 # are shared, so the A/B compares code, not candidate choices).
 #   AB_VARIANTS: variants separated by ';', each "base" or VAR=value[,VAR=value]; default
-#   "base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512" (decode attention's chunk
-#   kernel at three or four blocks a multiprocessor instead of two, so that its 272-304 blocks
-#   run in one wave on an H100; the switch also reaches the linear layers' K-loop candidates if
-#   the tuner picked one, and a combine over more than 32 chunks; layout.cpp. Earlier: session 19's A/B on an H100 made the linear
-#   layers' L2 prefetch the default, and TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%;
-#   session 20's thread index re-derived in each tile won 1.3% and is the default, codegen.cpp;
-#   session 21's: the linear layers at 1024 resident threads won 1.9% and are the default, the
-#   QK-norm/RoPE/append kernel at 128 threads a block lost 1.0% and its switch is gone,
-#   TESSERA_AB_PREFETCH=0 lost 2.5%).
+#   "base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512;TESSERA_AB_COMBINE_SPLIT=4":
+#   decode attention's chunk kernel at three or four blocks a multiprocessor instead of two, so
+#   that its 272-304 blocks run in one wave on an H100 (the switch also reaches the linear
+#   layers' K-loop candidates if the tuner picked one, and a combine over more than 32 chunks;
+#   layout.cpp); the combine's blocks a quarter of a head's columns each, 64 one-warp blocks for
+#   Qwen3-0.6B's 16 heads instead of 16 of four warps (kernels/src/decode_attention.cpp).
+#   Earlier: session 19's A/B on an H100 made the linear layers' L2 prefetch the default, and
+#   TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%; session 20's thread index re-derived in
+#   each tile won 1.3% and is the default (codegen.cpp); session 21's: the linear layers at 1024
+#   resident threads won 1.9% and are the default, the QK-norm/RoPE/append kernel at 128 threads
+#   a block lost 1.0% and its switch is gone, TESSERA_AB_PREFETCH=0 lost 2.5%.
 # Logs under $OUT: decode_build.log, decode_tests.txt, ab_decode.txt; prints the median ms a step
 # of each variant.
 #   OUT=dir [AB_VARIANTS=...] [AB_ROUNDS=3] [AB_TESTS=0: no tests] scripts/ab_decode.sh
@@ -26,7 +28,7 @@ cd "$(dirname "$0")/.."
 source scripts/qwen3_ab_common.sh
 if [ "${AB_TESTS:-1}" = 0 ]; then qwen3_ab_setup decode; else qwen3_ab_setup decode kernels_tests; fi
 export TESSERA_QUIET=1
-IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512}"
+IFS=';' read -r -a variants <<<"${AB_VARIANTS:-base;TESSERA_AB_LOOP_RESIDENT=384;TESSERA_AB_LOOP_RESIDENT=512;TESSERA_AB_COMBINE_SPLIT=4}"
 # The assignments of variant $1, one a line (none for base).
 assignments() { [ "$1" = base ] || tr ',' '\n' <<<"$1"; }
 failed=0

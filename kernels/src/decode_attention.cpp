@@ -11,6 +11,8 @@
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -172,12 +174,13 @@ struct CombineState {
 };
 inline CombineState combine_step(const CombineState& s, const In<float, 4>& acc_in,
                                  const In<float, 4>& m_in, const In<float, 4>& l_in, const Index& b,
-                                 const Index& h, const Index& c, int64_t dim) {
+                                 const Index& h, const Index& c, int64_t dim,
+                                 const IndexArg& first) {
   const Tile<float> m =
       load(m_in, {b, h, c, 0}, {1, 1, kCombine, 1}, Pad::neg_inf()).reshape({1, kCombine});
   const Tile<float> l = load(l_in, {b, h, c, 0}, {1, 1, kCombine, 1}).reshape({1, kCombine});
   const Tile<float> acc =
-      load(acc_in, {b, h, c, 0}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
+      load(acc_in, {b, h, c, first}, {1, 1, kCombine, dim}).reshape({kCombine, dim});
   const Tile<float> m_new = maximum(s.big_m, max(m, 1));
   const Tile<float> shift = select(m_new != -INFINITY, m_new, 0.0f);
   const Tile<float> alpha = exp(s.big_m - shift), weight = exp(m - shift);
@@ -187,21 +190,33 @@ inline CombineState combine_step(const CombineState& s, const In<float, 4>& acc_
   return {m_new, num, s.den * alpha + sum(l * weight, 1)};
 }
 
-// o is [B, Hq, D] (tiles [1, 1, D]) or [B, Hq * D] (tiles [1, D]): either way tile (b, h).
+// o is [B, Hq, D] (tiles [1, 1, D / Split]) or [B, Hq * D] (tiles [1, D / Split]): tile (b, h)
+// and, with Split > 1, its part of the head's D columns.
 // Whole: the cache has at most kCombine chunks, all read in one step without looking at the
 // length (a chunk past it holds m = -inf, l = 0, acc = 0), so the block's loads do not wait for
 // the length's (a decode step's combine is a chain of waits on memory: one fewer is ~1 of its
 // ~8 us). Otherwise only the chunks that hold a visible position, kCombine a step: a cache far
 // longer than the context costs the combine nothing.
-template <Element T, int R, bool Whole>
+// Split (TESSERA_AB_COMBINE_SPLIT=4, an A/B switch): each block combines D / Split columns of its
+// head, every block reading the head's (m, l). Qwen3-0.6B's batch-1 combine is 16 blocks of 128
+// threads holding [32, 128] partials (ncu, H100, session 20: 7.1 us, 10% of the step); split in
+// four it is 64 blocks of one warp holding [32, 32], whose exchanges stay within the warp.
+template <Element T, int R, bool Whole, int Split = 1>
 TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
                In<float, 4> l_in, In<int32_t, 1> lengths, Scalar<int32_t> chunk_positions) {
-  const int64_t dim = o.shape()[R - 1];
-  const Index b = tile_index(0), h = tile_index(1);
+  const int64_t dim = o.shape()[R - 1];  // the tile's columns: D / Split
+  const Index b = tile_index(0);
+  // R == 3: tile (b, h, part); R == 2: tile (b, h * Split + part). The partials' columns are
+  // loaded at tile `part` of dim columns; Split 1 traces no op for it (a constant 0 where the
+  // partials are loaded, as before the switch).
+  const Index h = R == 3 || Split == 1 ? tile_index(1) : tile_index(1) / Split;
+  std::optional<Index> part;
+  if constexpr (Split > 1) part = R == 3 ? tile_index(2) : tile_index(1) % Split;
+  const IndexArg first = part ? IndexArg(*part) : IndexArg(0);
   CombineState s{Tile<float>::full({1, 1}, -INFINITY), Tile<float>::zeros({1, dim}),
                  Tile<float>::zeros({1, 1})};
   if constexpr (Whole) {
-    s = combine_step(s, acc_in, m_in, l_in, b, h, Index::zeros({}), dim);
+    s = combine_step(s, acc_in, m_in, l_in, b, h, Index::zeros({}), dim, first);
   } else {
     // Padded: b < B, checked on the host.
     const Index len = load(lengths, {b}, {1}).reshape({});
@@ -210,7 +225,8 @@ TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<fl
     const Index steps = (chunks + (kCombine - 1)) / kCombine;
     Tile<float> big_m = s.big_m, num = s.num, den = s.den;
     for_range(0, steps, [&](Index c) {
-      const CombineState next = combine_step({big_m, num, den}, acc_in, m_in, l_in, b, h, c, dim);
+      const CombineState next =
+          combine_step({big_m, num, den}, acc_in, m_in, l_in, b, h, c, dim, first);
       big_m = next.big_m;
       num = next.num;
       den = next.den;
@@ -292,11 +308,18 @@ struct Partials {
 // decode_attention_combine in one step, without the lengths, when the partials hold at most
 // kCombine chunks; else in steps over the visible chunks. (The one-step kernel still takes the
 // lengths, unread: one signature for both, and a graph orders it after their writer either way.)
-template <Element T, int R, class... Args>
+template <Element T, int R, int Split, class... Args>
 auto run_combine(int64_t chunks, Args&&... args) {
   return chunks <= kCombine
-             ? decode_attention_combine<T, R, true>(std::forward<Args>(args)...).sync()
-             : decode_attention_combine<T, R, false>(std::forward<Args>(args)...).sync();
+             ? decode_attention_combine<T, R, true, Split>(std::forward<Args>(args)...).sync()
+             : decode_attention_combine<T, R, false, Split>(std::forward<Args>(args)...).sync();
+}
+
+// TESSERA_AB_COMBINE_SPLIT=4 (an A/B switch for the next GPU session): the combine's blocks each
+// take a quarter of a head's columns, where D is a multiple of 4 * 8; else 1.
+int combine_split(int64_t dim) {
+  const char* e = std::getenv("TESSERA_AB_COMBINE_SPLIT");
+  return e && std::atoi(e) == 4 && dim % 32 == 0 ? 4 : 1;
 }
 
 // The output [B, Hq, D], or [B, Hq * D] when merged.
@@ -305,11 +328,15 @@ Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, i
                      Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                      SourceLoc l) {
   const int64_t chunks = acc.shape()[2];
-  auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 3>(
-      chunks, detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2)}),
-      std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
-      lengths, chunk);
-  return std::move(o).unpartition();
+  auto run = [&]<int Split>() {
+    auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 3, Split>(
+        chunks,
+        detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2) / Split}),
+        std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
+        lengths, chunk);
+    return std::move(o).unpartition();
+  };
+  return combine_split(q.dim(2)) == 4 ? run.template operator()<4>() : run.template operator()<1>();
 }
 
 template <Element T, int R>
@@ -318,12 +345,16 @@ Tensor<T, 2> combine_merged(const Tensor<T, R>& q, const Tensor<int32_t, 1>& len
                             SourceLoc l) {
   const QueryExtents e = query_extents(q);
   const int64_t chunks = acc.shape()[2];
-  auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 2>(
-      chunks,
-      detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l).partition({1, e.dim}),
-      std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
-      lengths, chunk);
-  return std::move(o).unpartition();
+  auto run = [&]<int Split>() {
+    auto [o, acc1, m1, l1, len1, c1] =
+        run_combine<T, 2, Split>(chunks,
+                                 detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l)
+                                     .partition({1, e.dim / Split}),
+                                 std::move(acc).unpartition(), std::move(m).unpartition(),
+                                 std::move(ls).unpartition(), lengths, chunk);
+    return std::move(o).unpartition();
+  };
+  return combine_split(e.dim) == 4 ? run.template operator()<4>() : run.template operator()<1>();
 }
 
 // The chunks of a contiguous cache, handed to finish (combine or combine_merged).

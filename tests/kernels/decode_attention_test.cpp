@@ -90,6 +90,16 @@ TYPED_TEST(DecodeAttentionTest, ACacheOfMoreChunksThanOneCombineStepIsCombinedIn
   check_decode<TypeParam>(4, 2, 64, 7, 1100, {5, 1024, 1030, 1100});
 }
 
+// TESSERA_AB_COMBINE_SPLIT=4 (an A/B switch): the combine's blocks each take a quarter of a head's
+// columns (16 of D = 64, 32 of 128), in one step and in steps, both output forms; the same
+// results against the reference.
+TYPED_TEST(DecodeAttentionTest, TheCombineSplitOverColumnsGivesTheReferencesResults) {
+  TESSERA_REQUIRE_TEST_DEVICE();
+  const ScopedEnv split("TESSERA_AB_COMBINE_SPLIT", "4");
+  check_decode<TypeParam>(4, 2, 64, 11);
+  check_decode<TypeParam>(2, 2, 128, 12, 1100, {5, 1024, 1030, 1100});
+}
+
 // A pool of pages [P, page, Hkv, D] and each sequence's pages in a shuffled order; the reference
 // reads the same positions gathered into a contiguous cache.
 TYPED_TEST(DecodeAttentionTest, PagedCacheGivesWhatTheSameContiguousCacheGives) {
