@@ -12,8 +12,9 @@
 #   decode attention's chunk kernel at three or four blocks a multiprocessor instead of two, so
 #   that its 272-304 blocks run in one wave on an H100 (the switch also reaches the linear
 #   layers' K-loop candidates if the tuner picked one, and a combine over more than 32 chunks;
-#   layout.cpp); the combine's blocks a quarter of a head's columns each, 64 one-warp blocks for
-#   Qwen3-0.6B's 16 heads instead of 16 of four warps (kernels/src/decode_attention.cpp).
+#   layout.cpp); the combine's blocks a quarter of a head's columns each, at batch 1 64 one-warp
+#   blocks for Qwen3-0.6B's 16 heads instead of 16 of four warps, the paged cache's combine too
+#   (kernels/src/decode_attention.cpp).
 #   Earlier: session 19's A/B on an H100 made the linear layers' L2 prefetch the default, and
 #   TESSERA_AB_LOAD_ORDER=0, canonical order, lost 0.9%; session 20's thread index re-derived in
 #   each tile won 1.3% and is the default (codegen.cpp); session 21's: the linear layers at 1024

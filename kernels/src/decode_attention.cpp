@@ -4,14 +4,17 @@
 //    over its chunk's key tiles and stores its partial result: the unnormalized output acc [D]
 //    and m, its max score, and l, its sum of exp(score - m). A chunk past the sequence's length
 //    runs no iteration and stores m = -inf, l = 0, acc = 0.
-// 2. One block per (sequence, head) combines the chunks, kCombine at a time: out = sum_c
+// 2. One block per (sequence, head) (or a quarter of its columns, TESSERA_AB_COMBINE_SPLIT=4)
+//    combines the chunks, kCombine at a time: out = sum_c
 //    e^(m_c - M) acc_c / sum_c e^(m_c - M) l_c, with M the largest m_c (an empty chunk weighs 0).
 //
 // A single query row makes the scores a matrix-vector product, so they are elementwise products
 // and sums rather than an mma. The paged variant differs only in where key tile j comes from: the
 // page the sequence's block_table row names.
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -205,13 +208,13 @@ template <Element T, int R, bool Whole, int Split = 1>
 TESSERA_KERNEL(decode_attention_combine, Out<T, R> o, In<float, 4> acc_in, In<float, 4> m_in,
                In<float, 4> l_in, In<int32_t, 1> lengths, Scalar<int32_t> chunk_positions) {
   const int64_t dim = o.shape()[R - 1];  // the tile's columns: D / Split
-  const Index b = tile_index(0);
+  const Index b = tile_index(0), t1 = tile_index(1);
   // R == 3: tile (b, h, part); R == 2: tile (b, h * Split + part). The partials' columns are
   // loaded at tile `part` of dim columns; Split 1 traces no op for it (a constant 0 where the
   // partials are loaded, as before the switch).
-  const Index h = R == 3 || Split == 1 ? tile_index(1) : tile_index(1) / Split;
+  const Index h = R == 3 || Split == 1 ? t1 : t1 / Split;
   std::optional<Index> part;
-  if constexpr (Split > 1) part = R == 3 ? tile_index(2) : tile_index(1) % Split;
+  if constexpr (Split > 1) part = R == 3 ? tile_index(2) : t1 % Split;
   const IndexArg first = part ? IndexArg(*part) : IndexArg(0);
   CombineState s{Tile<float>::full({1, 1}, -INFINITY), Tile<float>::zeros({1, dim}),
                  Tile<float>::zeros({1, 1})};
@@ -316,10 +319,20 @@ auto run_combine(int64_t chunks, Args&&... args) {
 }
 
 // TESSERA_AB_COMBINE_SPLIT=4 (an A/B switch for the next GPU session): the combine's blocks each
-// take a quarter of a head's columns, where D is a multiple of 4 * 8; else 1.
+// take a quarter of a head's columns, where D is a multiple of 4 * 8; else 1, said once on stderr
+// (an A/B run would otherwise time the default under the switch's name).
 int combine_split(int64_t dim) {
   const char* e = std::getenv("TESSERA_AB_COMBINE_SPLIT");
-  return e && std::atoi(e) == 4 && dim % 32 == 0 ? 4 : 1;
+  if (!e) return 1;
+  if (std::atoi(e) == 4 && dim % 32 == 0) return 4;
+  static std::once_flag said;
+  std::call_once(said, [&] {
+    std::fprintf(stderr,
+                 "tessera: TESSERA_AB_COMBINE_SPLIT=%s is not used here (it takes 4, for a head "
+                 "dimension that is a multiple of 32; this one is %lld)\n",
+                 e, static_cast<long long>(dim));
+  });
+  return 1;
 }
 
 // The output [B, Hq, D], or [B, Hq * D] when merged.
