@@ -308,16 +308,6 @@ struct Partials {
               .partition({1, 1, 1, 1})) {}
 };
 
-// decode_attention_combine in one step, without the lengths, when the partials hold at most
-// kCombine chunks; else in steps over the visible chunks. (The one-step kernel still takes the
-// lengths, unread: one signature for both, and a graph orders it after their writer either way.)
-template <Element T, int R, int Split, class... Args>
-auto run_combine(int64_t chunks, Args&&... args) {
-  return chunks <= kCombine
-             ? decode_attention_combine<T, R, true, Split>(std::forward<Args>(args)...).sync()
-             : decode_attention_combine<T, R, false, Split>(std::forward<Args>(args)...).sync();
-}
-
 // TESSERA_AB_COMBINE_SPLIT=4 (an A/B switch for the next GPU session): the combine's blocks each
 // take a quarter of a head's columns, where D is a multiple of 4 * 8; else 1, said once on stderr
 // (an A/B run would otherwise time the default under the switch's name).
@@ -335,21 +325,39 @@ int combine_split(int64_t dim) {
   return 1;
 }
 
-// The output [B, Hq, D], or [B, Hq * D] when merged.
+// The chunks' partials combined into o ([B, Hq, D], or [B, Hq * D] when merged), a block per
+// head's `dim` columns (or a quarter of them, combine_split): decode_attention_combine in one
+// step, without the lengths, when the partials hold at most kCombine chunks; else in steps over
+// the visible chunks. (The one-step kernel still takes the lengths, unread: one signature for
+// both, and a graph orders it after their writer either way.)
+template <Element T, int R>
+Tensor<T, R> run_combine(Tensor<T, R> o, int64_t dim, Partition<float, 4> acc,
+                         Partition<float, 4> m, Partition<float, 4> ls,
+                         const Tensor<int32_t, 1>& lengths, int32_t chunk) {
+  const int64_t chunks = acc.shape()[2];
+  auto launch = [&]<int Split>() {
+    Shape tile(R, 1);
+    tile.back() = dim / Split;
+    auto run = [&](auto kernel) {
+      auto [o1, acc1, m1, l1, len1, c1] =
+          kernel(std::move(o).partition(std::move(tile)), std::move(acc).unpartition(),
+                 std::move(m).unpartition(), std::move(ls).unpartition(), lengths, chunk)
+              .sync();
+      return std::move(o1).unpartition();
+    };
+    return chunks <= kCombine ? run(decode_attention_combine<T, R, true, Split>)
+                              : run(decode_attention_combine<T, R, false, Split>);
+  };
+  return combine_split(dim) == 4 ? launch.template operator()<4>()
+                                 : launch.template operator()<1>();
+}
+
 template <Element T>
 Tensor<T, 3> combine(const Tensor<T, 3>& q, const Tensor<int32_t, 1>& lengths, int32_t chunk,
                      Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                      SourceLoc l) {
-  const int64_t chunks = acc.shape()[2];
-  auto run = [&]<int Split>() {
-    auto [o, acc1, m1, l1, len1, c1] = run_combine<T, 3, Split>(
-        chunks,
-        detail::new_tensor<T, 3>(q.shape(), q.device(), l).partition({1, 1, q.dim(2) / Split}),
-        std::move(acc).unpartition(), std::move(m).unpartition(), std::move(ls).unpartition(),
-        lengths, chunk);
-    return std::move(o).unpartition();
-  };
-  return combine_split(q.dim(2)) == 4 ? run.template operator()<4>() : run.template operator()<1>();
+  return run_combine<T, 3>(detail::new_tensor<T, 3>(q.shape(), q.device(), l), q.dim(2),
+                           std::move(acc), std::move(m), std::move(ls), lengths, chunk);
 }
 
 template <Element T, int R>
@@ -357,17 +365,8 @@ Tensor<T, 2> combine_merged(const Tensor<T, R>& q, const Tensor<int32_t, 1>& len
                             Partition<float, 4> acc, Partition<float, 4> m, Partition<float, 4> ls,
                             SourceLoc l) {
   const QueryExtents e = query_extents(q);
-  const int64_t chunks = acc.shape()[2];
-  auto run = [&]<int Split>() {
-    auto [o, acc1, m1, l1, len1, c1] =
-        run_combine<T, 2, Split>(chunks,
-                                 detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l)
-                                     .partition({1, e.dim / Split}),
-                                 std::move(acc).unpartition(), std::move(m).unpartition(),
-                                 std::move(ls).unpartition(), lengths, chunk);
-    return std::move(o).unpartition();
-  };
-  return combine_split(e.dim) == 4 ? run.template operator()<4>() : run.template operator()<1>();
+  return run_combine<T, 2>(detail::new_tensor<T, 2>({e.batch, e.heads * e.dim}, q.device(), l),
+                           e.dim, std::move(acc), std::move(m), std::move(ls), lengths, chunk);
 }
 
 // The chunks of a contiguous cache, handed to finish (combine or combine_merged).

@@ -125,12 +125,17 @@ class Planner {
     int64_t largest = 1;
     int mma_threads = 32;
     bool reduces = false;
+    bool reduces_in_loop = false;  // a Reduce inside a For
+    for (const ir::Op& op : f_.body.ops)
+      if (op.kind == OpKind::For)
+        ir::walk(op.regions[0], [&](const ir::Op& inner) {
+          reduces_in_loop |= ir::op_info(inner.kind).cls == OpClass::Reduce;
+        });
     // A reduction across the rows of a tile (along an axis other than the last, over more than
     // one element), or one inside a loop: not a one-pass row-wise kernel (decode attention's
     // probabilities times values, its combine's weighted sum of chunks; linear's dot products
     // summed chunk by chunk along K), so no occupancy request below.
-    bool across_rows = false;
-    bool reduces_in_loop = false;  // a Reduce inside a For (TESSERA_AB_LOOP_RESIDENT below)
+    bool across_rows = reduces_in_loop;
     bool has_mma = false;
     // A transpose that moves the last axis of a multi-row tile moves the elements between threads
     // through shared memory, as a reduction across rows does: no occupancy request either where
@@ -147,13 +152,7 @@ class Planner {
     // along the last axis (decode's linear layers, a block's rows of w against x's row). Each
     // thread holds its share of both; it asks for 1024 threads all the same (below).
     bool matvec = false;
-    int reductions = 0;  // Reduce ops (a LayerNorm has two: the mean, then the variance)
-    for (const ir::Op& op : f_.body.ops)
-      if (op.kind == OpKind::For)
-        ir::walk(op.regions[0], [&](const ir::Op& inner) {
-          reduces_in_loop |= ir::op_info(inner.kind).cls == OpClass::Reduce;
-        });
-    across_rows = reduces_in_loop;
+    int reductions = 0;           // Reduce ops (a LayerNorm has two: the mean, then the variance)
     std::vector<int64_t> loaded;  // elements of each tile loaded from memory
     // No op that works across threads by its nature. Others may still turn out to (a broadcast
     // through shared memory, a repeated store's barrier): emit() then plans without the split.
